@@ -1,0 +1,70 @@
+package io.scrouter.extproc;
+
+import io.scrouter.extproc.config.ConfigException;
+import io.scrouter.extproc.config.ConfigLoader;
+import io.scrouter.extproc.config.RouterConfig;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.bridge.SLF4JBridgeHandler;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * Entry point. {@code java -jar extproc-all.jar [--config FILE]}: without a file, the embedded default
+ * (in-memory store, a static pool of two local replicas) runs, so the service can be tried with nothing else
+ * installed.
+ */
+public final class Main {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Main.class);
+    static final String DEFAULT_CONFIG = "/default-config.yaml";
+
+    private Main() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        SLF4JBridgeHandler.removeHandlersForRootLogger();
+        SLF4JBridgeHandler.install();
+        RouterConfig config;
+        try {
+            config = loadConfig(args);
+        } catch (ConfigException | IllegalArgumentException e) {
+            System.err.println("scrouter: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        RouterServer server = RouterServer.start(config);
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            LOG.info("shutting down");
+            server.close();
+            stopped.countDown();
+        }, "scrouter-shutdown"));
+        stopped.await();
+    }
+
+    static RouterConfig loadConfig(String[] args) throws IOException {
+        String file = null;
+        for (int i = 0; i < args.length; i++) {
+            if (args[i].equals("--config") && i + 1 < args.length) {
+                file = args[++i];
+            } else if (args[i].startsWith("--config=")) {
+                file = args[i].substring("--config=".length());
+            } else {
+                throw new IllegalArgumentException("unknown argument '" + args[i] + "'; usage: [--config FILE]");
+            }
+        }
+        if (file != null) {
+            return ConfigLoader.load(Path.of(file), System.getenv());
+        }
+        try (InputStream in = Main.class.getResourceAsStream(DEFAULT_CONFIG)) {
+            String yaml = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+            LOG.info("no --config given: running the embedded default (in-memory store, static pool)");
+            return ConfigLoader.parse(yaml, System.getenv());
+        }
+    }
+}

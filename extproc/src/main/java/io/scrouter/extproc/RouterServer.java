@@ -1,0 +1,227 @@
+package io.scrouter.extproc;
+
+import io.grpc.Server;
+import io.grpc.ServerBuilder;
+import io.grpc.netty.NettyServerBuilder;
+import io.grpc.protobuf.services.HealthStatusManager;
+import io.scrouter.extproc.config.RouterConfig;
+import io.scrouter.extproc.envoy.DecisionObserver;
+import io.scrouter.extproc.envoy.ExtProcService;
+import io.scrouter.extproc.envoy.RouteHeaders;
+import io.scrouter.extproc.pool.InstanceStore;
+import io.scrouter.extproc.pool.LoadProber;
+import io.scrouter.extproc.pool.PoolRefresher;
+import io.scrouter.extproc.pool.RedisInstanceStore;
+import io.scrouter.extproc.pool.Replica;
+import io.scrouter.extproc.pool.ReplicaState;
+import io.scrouter.extproc.pool.ServerPool;
+import io.scrouter.extproc.pool.StaticInstanceStore;
+import io.scrouter.extproc.redis.RedisClients;
+import io.scrouter.extproc.redis.RedisKeys;
+import io.scrouter.extproc.routing.RouterSettings;
+import io.scrouter.extproc.routing.SessionCounts;
+import io.scrouter.extproc.routing.SessionRouter;
+import io.scrouter.extproc.routing.StoreHealth;
+import io.scrouter.extproc.session.InMemorySessionStore;
+import io.scrouter.extproc.session.RedisSessionStore;
+import io.scrouter.extproc.session.SessionStore;
+import io.scrouter.scorer.load.LoadBoard;
+import io.scrouter.scorer.policy.Placer;
+import io.scrouter.scorer.policy.Policies;
+import io.scrouter.scorer.policy.PolicySettings;
+import io.scrouter.scorer.probe.SparkRestProbe;
+import io.scrouter.scorer.smoothing.Ewma;
+import org.redisson.api.RedissonClient;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.http.HttpClient;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+
+/**
+ * One running router: builds the object graph from the configuration in plain code, starts the ext_proc
+ * gRPC server and the background loops (pool poll, load probes, session counts), and stops them all.
+ */
+public final class RouterServer implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(RouterServer.class);
+
+    private final RouterConfig config;
+    private final RedissonClient redis;
+    private final SessionStore sessions;
+    private final ServerPool pool;
+    private final PoolRefresher poolRefresher;
+    private final LoadBoard board;
+    private final LoadProber prober;
+    private final SessionCounts counts;
+    private final SessionRouter router;
+    private final HealthStatusManager health = new HealthStatusManager();
+    private final ScheduledExecutorService maintenance;
+    private final ExecutorService probeExecutor;
+    private final Server server;
+
+    private RouterServer(RouterConfig config, ServerBuilder<?> builder, DecisionObserver observer,
+                         LongSupplier clock) {
+        this.config = config;
+        InstanceStore instances;
+        if (config.redis().isPresent()) {
+            RouterConfig.Redis r = config.redis().get();
+            RedisKeys keys = new RedisKeys(r.keyPrefix());
+            this.redis = RedisClients.create(r);
+            this.sessions = new RedisSessionStore(redis, keys, config.sessions().idleTtl(), config.sessions().lostTtl(),
+                    clock);
+            instances = new RedisInstanceStore(redis, keys);
+        } else {
+            this.redis = null;
+            this.sessions = new InMemorySessionStore(config.sessions().idleTtl(), config.sessions().lostTtl(), clock);
+            instances = new StaticInstanceStore(config.pool().staticReplicas().stream()
+                    .map(s -> new Replica(s.id(), s.grpc(), s.metricsUrl(), ReplicaState.parse(s.state()).orElseThrow()))
+                    .toList());
+        }
+        long storeTimeout = config.redis().map(r -> r.timeout().toMillis()).orElse(50L);
+        this.pool = new ServerPool();
+        this.poolRefresher = new PoolRefresher(instances, pool, Duration.ofMillis(Math.max(storeTimeout * 4, 200)),
+                clock);
+        RouterConfig.Placement p = config.placement();
+        this.board = new LoadBoard(new Ewma(p.ewmaAlpha(), config.probe().interval().toMillis()),
+                config.probe().staleAfter().toMillis());
+        this.probeExecutor = Executors.newFixedThreadPool(2, daemon("scrouter-probe"));
+        HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(config.probe().timeout()).executor(probeExecutor).build();
+        this.prober = new LoadProber(pool, board,
+                replica -> new SparkRestProbe(http, replica.metricsUrl(), config.probe().timeout()), clock);
+        this.counts = new SessionCounts(sessions);
+        Placer placer = new Placer(Policies.byName(p.policy(),
+                new PolicySettings(p.utilisationWeight(), p.sessionWeight(), p.sessionCap())));
+        RouterSettings settings = new RouterSettings(storeTimeout, config.sessions().refreshEvery().toMillis(),
+                Math.min(1000, config.sessions().refreshEvery().toMillis()), config.sessions().nearCacheMaxSize(),
+                config.sessions().idleTtl().toMillis());
+        this.router = new SessionRouter(pool, poolRefresher, sessions, board, placer, counts,
+                new StoreHealth(3, 1000), settings, clock);
+        this.maintenance = Executors.newSingleThreadScheduledExecutor(daemon("scrouter-maintenance"));
+        long deadline = config.server().decisionDeadline().toMillis();
+        this.server = builder
+                .addService(new ExtProcService(router, observer, deadline))
+                .addService(health.getHealthService())
+                .build();
+    }
+
+    /** Starts a router on Netty at the configured address. */
+    public static RouterServer start(RouterConfig config) throws IOException {
+        NettyServerBuilder builder = NettyServerBuilder
+                .forAddress(new InetSocketAddress(config.server().bindAddress(), config.server().port()))
+                // Decisions never block (Redis calls are asynchronous), so run them on the event loop.
+                .directExecutor()
+                .permitKeepAliveTime(10, TimeUnit.SECONDS)
+                .permitKeepAliveWithoutCalls(true);
+        return start(config, builder, DecisionObserver.NONE, System::currentTimeMillis);
+    }
+
+    /** Starts a router on any transport (tests pass an in-process builder and a fake clock). */
+    public static RouterServer start(RouterConfig config, ServerBuilder<?> builder, DecisionObserver observer,
+                                     LongSupplier clock) throws IOException {
+        RouterServer rs = new RouterServer(config, builder, observer, clock);
+        rs.begin();
+        return rs;
+    }
+
+    private void begin() throws IOException {
+        try {
+            poolRefresher.refresh().get(5, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            LOG.warn("first pool read did not finish: {}; starting with an empty pool, the next poll retries", e.toString());
+        }
+        List<String> ids = pool.snapshot().all().stream().map(Replica::id).toList();
+        counts.refresh(ids, 1000);
+        prober.probeAll();
+        long poll = config.pool().pollInterval().toMillis();
+        maintenance.scheduleWithFixedDelay(this::safely, poll, poll, TimeUnit.MILLISECONDS);
+        long probe = config.probe().interval().toMillis();
+        maintenance.scheduleWithFixedDelay(prober::probeAll, probe, probe, TimeUnit.MILLISECONDS);
+        server.start();
+        health.setStatus("", io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+        health.setStatus(RouteHeaders.HEALTH_SERVICE, io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+        LOG.info("ext_proc router listening on {}:{} (store={}, policy={}, pool={} replicas)",
+                config.server().bindAddress(), port(), redis == null ? "embedded" : "redis",
+                config.placement().policy(), pool.snapshot().size());
+    }
+
+    private void safely() {
+        try {
+            poolRefresher.refresh().thenCompose(snapshot -> counts.refresh(
+                    snapshot.all().stream().map(Replica::id).toList(),
+                    config.redis().map(r -> r.timeout().toMillis() * 4).orElse(1000L)));
+        } catch (RuntimeException e) {
+            LOG.warn("pool maintenance failed: {}", e.toString());
+        }
+    }
+
+    public int port() {
+        return server.getPort();
+    }
+
+    public SessionRouter router() {
+        return router;
+    }
+
+    public ServerPool pool() {
+        return pool;
+    }
+
+    public LoadBoard board() {
+        return board;
+    }
+
+    public PoolRefresher poolRefresher() {
+        return poolRefresher;
+    }
+
+    public LoadProber prober() {
+        return prober;
+    }
+
+    public SessionCounts counts() {
+        return counts;
+    }
+
+    public SessionStore sessions() {
+        return sessions;
+    }
+
+    public RouterConfig config() {
+        return config;
+    }
+
+    @Override
+    public void close() {
+        health.enterTerminalState();
+        server.shutdown();
+        maintenance.shutdownNow();
+        try {
+            server.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        server.shutdownNow();
+        probeExecutor.shutdownNow();
+        if (redis != null) {
+            redis.shutdown();
+        }
+    }
+
+    private static java.util.concurrent.ThreadFactory daemon(String name) {
+        return r -> {
+            Thread t = new Thread(r, name);
+            t.setDaemon(true);
+            return t;
+        };
+    }
+}

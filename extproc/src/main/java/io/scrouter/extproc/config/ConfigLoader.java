@@ -1,0 +1,224 @@
+package io.scrouter.extproc.config;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.scrouter.extproc.pool.ReplicaAddress;
+import io.scrouter.extproc.pool.ReplicaState;
+import io.scrouter.scorer.policy.Policies;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Reads the YAML configuration, applies environment overrides, and validates everything at start-up.
+ *
+ * <p>Environment overrides exist for the knobs a deployment changes without editing the file (see
+ * {@link #ENV_OVERRIDES}); they win over the file.
+ */
+public final class ConfigLoader {
+
+    /** Environment variable → dotted config key. */
+    public static final Map<String, String> ENV_OVERRIDES = Map.of(
+            "SCROUTER_PORT", "server.port",
+            "SCROUTER_BIND_ADDRESS", "server.bindAddress",
+            "SCROUTER_REDIS_ADDRESS", "redis.address",
+            "SCROUTER_REDIS_PASSWORD", "redis.password",
+            "SCROUTER_REDIS_MODE", "redis.mode",
+            "SCROUTER_POLICY", "placement.policy",
+            "SCROUTER_SESSION_IDLE_TTL", "sessions.idleTtl",
+            "SCROUTER_ADMIN_PORT", "admin.port");
+
+    private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
+    private static final Duration MS = Duration.ofMillis(1);
+    private static final Duration DAY = Duration.ofDays(1);
+
+    private ConfigLoader() {
+    }
+
+    public static RouterConfig load(Path file, Map<String, String> env) {
+        try {
+            return parse(Files.readString(file), env);
+        } catch (IOException e) {
+            throw new ConfigException("--config", "could not read " + file + ": " + e.getMessage());
+        }
+    }
+
+    public static RouterConfig parse(String yaml, Map<String, String> env) {
+        JsonNode root;
+        try {
+            root = yaml.isBlank() ? JsonNodeFactory.instance.objectNode() : YAML.readTree(yaml);
+        } catch (IOException e) {
+            throw new ConfigException("(file)", "is not valid YAML: " + e.getMessage());
+        }
+        if (root == null || root.isNull() || root.isMissingNode()) {
+            root = JsonNodeFactory.instance.objectNode();
+        }
+        if (!root.isObject()) {
+            throw new ConfigException("(root)", "must be a mapping of sections (server, redis, pool, ...)");
+        }
+        applyEnv((ObjectNode) root, env);
+        return build(new Section("", root));
+    }
+
+    private static void applyEnv(ObjectNode root, Map<String, String> env) {
+        for (Map.Entry<String, String> o : ENV_OVERRIDES.entrySet()) {
+            String value = env.get(o.getKey());
+            if (value == null || value.isEmpty()) {
+                continue;
+            }
+            String[] parts = o.getValue().split("\\.");
+            JsonNode section = root.get(parts[0]);
+            ObjectNode target = section instanceof ObjectNode obj ? obj : root.putObject(parts[0]);
+            target.put(parts[1], value);
+        }
+    }
+
+    private static RouterConfig build(Section root) {
+        Section s = root.section("server");
+        RouterConfig.Server server = new RouterConfig.Server(
+                s.string("bindAddress", "0.0.0.0"),
+                s.integer("port", 9002, 0, 65535),
+                s.duration("decisionDeadline", Duration.ofMillis(150), MS, Duration.ofSeconds(10)));
+        s.rejectUnknownKeys();
+
+        Optional<RouterConfig.Redis> redis = root.has("redis") ? Optional.of(redis(root.section("redis")))
+                : Optional.empty();
+
+        Section p = root.section("pool");
+        Duration pollInterval = p.duration("pollInterval", Duration.ofSeconds(1), Duration.ofMillis(50),
+                Duration.ofMinutes(5));
+        List<RouterConfig.StaticReplica> statics = new ArrayList<>();
+        Set<String> ids = new HashSet<>();
+        for (Section r : p.list("static")) {
+            RouterConfig.StaticReplica replica = new RouterConfig.StaticReplica(
+                    r.requiredString("id"), r.requiredString("grpc"), r.string("metricsUrl", null),
+                    r.string("state", "ready"));
+            checkReplica(r, replica);
+            if (!ids.add(replica.id())) {
+                throw new ConfigException(r.key("id"), "repeats replica id '" + replica.id() + "'");
+            }
+            r.rejectUnknownKeys();
+            statics.add(replica);
+        }
+        p.rejectUnknownKeys();
+
+        Section pr = root.section("probe");
+        RouterConfig.Probe probe = new RouterConfig.Probe(
+                pr.duration("interval", Duration.ofSeconds(1), Duration.ofMillis(50), Duration.ofMinutes(5)),
+                pr.duration("timeout", Duration.ofSeconds(1), Duration.ofMillis(10), Duration.ofMinutes(1)),
+                pr.duration("staleAfter", Duration.ofSeconds(5), Duration.ofMillis(100), Duration.ofHours(1)));
+        pr.rejectUnknownKeys();
+        if (probe.staleAfter().compareTo(probe.interval()) < 0) {
+            throw new ConfigException("probe.staleAfter", "must be at least probe.interval ("
+                    + probe.interval().toMillis() + "ms), or every sample would be stale before the next one");
+        }
+
+        Section se = root.section("sessions");
+        RouterConfig.Sessions sessions = new RouterConfig.Sessions(
+                se.duration("idleTtl", Duration.ofMinutes(30), Duration.ofSeconds(1), Duration.ofDays(30)),
+                se.duration("refreshEvery", Duration.ofSeconds(30), MS, DAY),
+                se.longValue("nearCacheMaxSize", 1_000_000, 1, 100_000_000),
+                se.duration("lostTtl", Duration.ofHours(1), Duration.ofSeconds(1), Duration.ofDays(30)));
+        se.rejectUnknownKeys();
+        if (sessions.refreshEvery().compareTo(sessions.idleTtl()) >= 0) {
+            throw new ConfigException("sessions.refreshEvery", "must be shorter than sessions.idleTtl ("
+                    + sessions.idleTtl() + "), or busy sessions would expire in the store");
+        }
+
+        Section pl = root.section("placement");
+        String policy = pl.string("policy", Policies.DEFAULT);
+        if (!Policies.NAMES.contains(policy)) {
+            throw new ConfigException(pl.key("policy"), "names no known policy: '" + policy + "'; choose one of "
+                    + Policies.NAMES);
+        }
+        RouterConfig.Placement placement = new RouterConfig.Placement(policy,
+                pl.decimal("utilisationWeight", 0.9, 0.0, 1000.0),
+                pl.decimal("sessionWeight", 0.1, 0.0, 1000.0),
+                pl.longValue("sessionCap", 50, 1, 1_000_000),
+                pl.decimal("ewmaAlpha", 0.5, 0.001, 1.0));
+        pl.rejectUnknownKeys();
+        if (placement.utilisationWeight() + placement.sessionWeight() == 0) {
+            throw new ConfigException("placement.sessionWeight",
+                    "and placement.utilisationWeight cannot both be 0");
+        }
+
+        Section a = root.section("admin");
+        RouterConfig.Admin admin = new RouterConfig.Admin(a.string("bindAddress", "127.0.0.1"),
+                a.integer("port", 9901, 0, 65535));
+        a.rejectUnknownKeys();
+
+        root.rejectUnknownKeys();
+        if (redis.isEmpty() && statics.isEmpty()) {
+            throw new ConfigException("pool.static", "is empty and no redis is configured: the router would "
+                    + "know no replica; list replicas under pool.static or configure redis");
+        }
+        return new RouterConfig(server, redis, new RouterConfig.Pool(pollInterval, List.copyOf(statics)), probe,
+                sessions, placement, admin);
+    }
+
+    private static RouterConfig.Redis redis(Section r) {
+        String mode = r.string("mode", "single").toLowerCase(Locale.ROOT);
+        if (!List.of("single", "sentinel", "cluster").contains(mode)) {
+            throw new ConfigException(r.key("mode"), "must be single, sentinel or cluster, got '" + mode + "'");
+        }
+        List<String> addresses = new ArrayList<>();
+        String address = r.string("address", null);
+        if (address != null) {
+            addresses.add(address);
+        }
+        addresses.addAll(r.stringList("addresses"));
+        if (addresses.isEmpty()) {
+            throw new ConfigException(r.key("address"), "is required when a redis section is present "
+                    + "(for example redis://127.0.0.1:6379); remove the section to use the embedded store");
+        }
+        for (String a : addresses) {
+            if (!a.startsWith("redis://") && !a.startsWith("rediss://")) {
+                throw new ConfigException(r.key("address"), "must start with redis:// or rediss://, got '" + a + "'");
+            }
+        }
+        String masterName = r.string("masterName", null);
+        if (mode.equals("sentinel") && (masterName == null || masterName.isBlank())) {
+            throw new ConfigException(r.key("masterName"), "is required in sentinel mode");
+        }
+        String password = r.string("password", null);
+        RouterConfig.Redis redis = new RouterConfig.Redis(mode, List.copyOf(addresses), masterName,
+                password == null || password.isEmpty() ? null : password,
+                r.integer("database", 0, 0, 15),
+                r.duration("timeout", Duration.ofMillis(50), MS, Duration.ofSeconds(10)),
+                r.string("keyPrefix", "scr"));
+        if (!redis.keyPrefix().matches("[A-Za-z0-9_.-]{1,32}")) {
+            throw new ConfigException(r.key("keyPrefix"), "must be 1-32 letters, digits, '_', '.' or '-'");
+        }
+        r.rejectUnknownKeys();
+        return redis;
+    }
+
+    private static void checkReplica(Section r, RouterConfig.StaticReplica replica) {
+        if (!ReplicaAddress.isValidId(replica.id())) {
+            throw new ConfigException(r.key("id"), ReplicaAddress.ID_RULE + ", got '" + replica.id() + "'");
+        }
+        if (ReplicaAddress.parse(replica.grpc()).isEmpty()) {
+            throw new ConfigException(r.key("grpc"), ReplicaAddress.ADDRESS_RULE + ", got '" + replica.grpc() + "'");
+        }
+        if (ReplicaState.parse(replica.state()).isEmpty()) {
+            throw new ConfigException(r.key("state"), "must be ready, warming or draining, got '"
+                    + replica.state() + "'");
+        }
+        if (replica.metricsUrl() != null && !replica.metricsUrl().matches("https?://.+")) {
+            throw new ConfigException(r.key("metricsUrl"), "must be an http:// or https:// URL, got '"
+                    + replica.metricsUrl() + "'");
+        }
+    }
+}

@@ -1,0 +1,67 @@
+package io.scrouter.extproc.config;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The whole configuration, typed and validated. Built only by {@link ConfigLoader}; every value here has
+ * passed its range check, so the rest of the service does not re-validate.
+ */
+public record RouterConfig(Server server, Optional<Redis> redis, Pool pool, Probe probe, Sessions sessions,
+                           Placement placement, Admin admin) {
+
+    /** The ext_proc gRPC server. {@code decisionDeadline} bounds one decision, Redis included. */
+    public record Server(String bindAddress, int port, Duration decisionDeadline) {
+    }
+
+    /**
+     * The shared store. Absent means the embedded default: an in-memory store, good for one router only.
+     *
+     * @param mode      {@code single}, {@code sentinel} or {@code cluster}
+     * @param addresses {@code redis://host:port} (or {@code rediss://}); several for sentinel and cluster
+     * @param timeout   deadline of one Redis call; it must fit inside Envoy's ext_proc message timeout
+     * @param keyPrefix prefix of every key, so several routers' deployments can share one Redis
+     */
+    public record Redis(String mode, List<String> addresses, String masterName, String password, int database,
+                        Duration timeout, String keyPrefix) {
+
+        @Override
+        public String toString() {
+            // The password must never reach a log line.
+            return "Redis[mode=" + mode + ", addresses=" + addresses + ", masterName=" + masterName
+                    + ", password=" + (password == null ? "none" : "***") + ", database=" + database
+                    + ", timeout=" + timeout + ", keyPrefix=" + keyPrefix + "]";
+        }
+    }
+
+    /** Where replicas come from: the Redis instance store, polled, or a static list when Redis is absent. */
+    public record Pool(Duration pollInterval, List<StaticReplica> staticReplicas) {
+    }
+
+    /** A replica declared in the configuration file (embedded mode). */
+    public record StaticReplica(String id, String grpc, String metricsUrl, String state) {
+    }
+
+    /** Load probes against each replica's Spark REST API. */
+    public record Probe(Duration interval, Duration timeout, Duration staleAfter) {
+    }
+
+    /**
+     * @param idleTtl          a session idle longer than this expires
+     * @param refreshEvery     how often a busy session's idle timer is pushed to the store (not per request)
+     * @param nearCacheMaxSize bound on sessions held in each router's memory
+     * @param lostTtl          how long a session whose replica left the pool keeps getting a clear error
+     */
+    public record Sessions(Duration idleTtl, Duration refreshEvery, long nearCacheMaxSize, Duration lostTtl) {
+    }
+
+    /** The placement policy for new sessions and its tunables. */
+    public record Placement(String policy, double utilisationWeight, double sessionWeight, long sessionCap,
+                            double ewmaAlpha) {
+    }
+
+    /** The operator's HTTP endpoint (admin view and metrics); loopback by default. Port 0 turns it off. */
+    public record Admin(String bindAddress, int port) {
+    }
+}

@@ -1,0 +1,32 @@
+package io.scrouter.extproc.envoy;
+
+import io.envoyproxy.envoy.service.ext_proc.v3.ExternalProcessorGrpc;
+import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
+import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
+import io.grpc.stub.StreamObserver;
+import io.scrouter.extproc.routing.SessionRouter;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Envoy's {@code envoy.service.ext_proc.v3.ExternalProcessor}: one small {@link ProcessStream} per
+ * {@code Process} stream, each numbered so log lines of one request can be found together.
+ */
+public final class ExtProcService extends ExternalProcessorGrpc.ExternalProcessorImplBase {
+
+    private final SessionRouter router;
+    private final DecisionObserver observer;
+    private final long deadlineMillis;
+    private final AtomicLong streams = new AtomicLong();
+
+    public ExtProcService(SessionRouter router, DecisionObserver observer, long deadlineMillis) {
+        this.router = router;
+        this.observer = observer;
+        this.deadlineMillis = deadlineMillis;
+    }
+
+    @Override
+    public StreamObserver<ProcessingRequest> process(StreamObserver<ProcessingResponse> responseObserver) {
+        return new ProcessStream(streams.incrementAndGet(), router, responseObserver, observer, deadlineMillis);
+    }
+}

@@ -1,0 +1,49 @@
+package io.scrouter.extproc.envoy;
+
+import io.envoyproxy.envoy.config.core.v3.HeaderMap;
+import io.envoyproxy.envoy.config.core.v3.HeaderValue;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The few request headers a decision needs, read from Envoy's header map in one pass.
+ *
+ * <p>Envoy sends values in {@code raw_value} (bytes) and recent versions leave {@code value} empty; older
+ * ones did the opposite. Bytes are decoded as ISO-8859-1 so that no byte is lost or replaced: validation
+ * then rejects anything that is not a clean id.
+ *
+ * @param path              the {@code :path} pseudo-header, or null
+ * @param sessionId         the first {@code x-spark-session-id} value, or null
+ * @param sessionIdCount    how many {@code x-spark-session-id} entries there were
+ * @param clientSetUpstream the client sent our route header itself (it will be overwritten)
+ */
+public record RequestHeaders(String path, String sessionId, int sessionIdCount, boolean clientSetUpstream) {
+
+    public static RequestHeaders read(HeaderMap headers) {
+        String path = null;
+        String sessionId = null;
+        int sessionIdCount = 0;
+        boolean upstream = false;
+        for (HeaderValue h : headers.getHeadersList()) {
+            String key = h.getKey();
+            if (key.equals(":path")) {
+                path = value(h);
+            } else if (key.equalsIgnoreCase(RouteHeaders.SESSION_ID)) {
+                sessionIdCount++;
+                if (sessionId == null) {
+                    sessionId = value(h);
+                }
+            } else if (key.equalsIgnoreCase(RouteHeaders.UPSTREAM)) {
+                upstream = true;
+            }
+        }
+        return new RequestHeaders(path, sessionId, sessionIdCount, upstream);
+    }
+
+    static String value(HeaderValue h) {
+        if (!h.getRawValue().isEmpty()) {
+            return h.getRawValue().toString(StandardCharsets.ISO_8859_1);
+        }
+        return h.getValue();
+    }
+}

@@ -1,0 +1,95 @@
+package io.scrouter.extproc.pool;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongSupplier;
+
+/**
+ * Polls the instance store and applies what it finds to the {@link ServerPool}.
+ *
+ * <p>If the store cannot be read, the last pool keeps serving: a brief Redis or controller outage must not
+ * empty the pool. At most one poll is in flight; a caller asking while one runs shares its result, so an
+ * on-demand refresh (a session bound to a replica this router has not seen yet) costs nothing extra.
+ */
+public final class PoolRefresher {
+
+    private static final Logger LOG = LoggerFactory.getLogger(PoolRefresher.class);
+
+    private final InstanceStore store;
+    private final ServerPool pool;
+    private final Duration timeout;
+    private final LongSupplier clock;
+    private final AtomicReference<CompletableFuture<PoolSnapshot>> inFlight = new AtomicReference<>();
+    private volatile long lastSuccessMillis = Long.MIN_VALUE;
+    private volatile String lastError;
+
+    public PoolRefresher(InstanceStore store, ServerPool pool, Duration timeout, LongSupplier clockMillis) {
+        this.store = store;
+        this.pool = pool;
+        this.timeout = timeout;
+        this.clock = clockMillis;
+    }
+
+    /** Polls now (or joins the poll in flight). Never completes exceptionally: it yields the pool in force. */
+    public CompletableFuture<PoolSnapshot> refresh() {
+        CompletableFuture<PoolSnapshot> mine = new CompletableFuture<>();
+        CompletableFuture<PoolSnapshot> running = inFlight.compareAndExchange(null, mine);
+        if (running != null) {
+            return running;
+        }
+        CompletableFuture<java.util.List<Replica>> listed;
+        try {
+            listed = store.list().orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (RuntimeException e) {
+            listed = CompletableFuture.failedFuture(e);
+        }
+        listed.whenComplete((replicas, error) -> {
+            try {
+                if (error != null) {
+                    noteFailure(error);
+                } else {
+                    PoolChange change = pool.replace(replicas);
+                    if (!change.isEmpty()) {
+                        LOG.info("pool changed: joined={} left={} stateChanged={} size={}", change.joined(),
+                                change.left(), change.stateChanged(), change.after().size());
+                    }
+                    if (lastError != null) {
+                        LOG.info("instance store readable again; pool has {} replicas", change.after().size());
+                    }
+                    lastError = null;
+                    lastSuccessMillis = clock.getAsLong();
+                }
+            } catch (RuntimeException e) {
+                noteFailure(e);
+            } finally {
+                inFlight.set(null);
+                mine.complete(pool.snapshot());
+            }
+        });
+        return mine;
+    }
+
+    private void noteFailure(Throwable error) {
+        String message = error.getClass().getSimpleName() + ": " + error.getMessage();
+        if (lastError == null) {
+            LOG.warn("cannot read the instance store ({}); routing continues with the last known pool of {} "
+                    + "replicas until it is back", message, pool.snapshot().size());
+        }
+        lastError = message;
+    }
+
+    /** When the pool was last read successfully, or {@link Long#MIN_VALUE} if never. */
+    public long lastSuccessMillis() {
+        return lastSuccessMillis;
+    }
+
+    /** The error of the latest poll, or null when it succeeded. */
+    public String lastError() {
+        return lastError;
+    }
+}

@@ -1,0 +1,62 @@
+package io.scrouter.extproc.routing;
+
+import io.grpc.Status;
+import io.scrouter.extproc.envoy.RouteHeaders;
+
+/**
+ * Every rejection the router can give, each with a gRPC status the Spark client treats correctly and a
+ * message that tells the user what to do. The client-supplied values are never echoed beyond their length:
+ * they are untrusted and may hold control characters.
+ */
+public final class Rejections {
+
+    public static final String EXAMPLE_REMOTE = "sc://<host>:<port>/;session_id=<uuid>;"
+            + RouteHeaders.SESSION_ID + "=<uuid>";
+
+    private Rejections() {
+    }
+
+    static Decision.Reject notSparkConnect(String path) {
+        return new Decision.Reject(Status.Code.UNIMPLEMENTED, "not_spark_connect",
+                "this endpoint routes only Spark Connect RPCs (" + SparkRpc.SERVICE_PREFIX + "<Method>); the request"
+                        + " path" + (path == null ? " was missing" : " (" + path.length() + " chars) is not one")
+                        + ". Point a Spark Connect client at it");
+    }
+
+    public static Decision.Reject missingSessionId() {
+        return new Decision.Reject(Status.Code.INVALID_ARGUMENT, "missing_session_id",
+                "missing header " + RouteHeaders.SESSION_ID + ", which this gateway needs to keep your session on "
+                        + "one server. Add it to the connection string with the same UUID as session_id: "
+                        + EXAMPLE_REMOTE);
+    }
+
+    public static Decision.Reject repeatedSessionId(int count) {
+        return new Decision.Reject(Status.Code.INVALID_ARGUMENT, "repeated_session_id",
+                "header " + RouteHeaders.SESSION_ID + " appears " + count + " times; send it exactly once, as in "
+                        + EXAMPLE_REMOTE);
+    }
+
+    public static Decision.Reject malformedSessionId(String value) {
+        String what = value.length() > SessionIds.MAX_LENGTH
+                ? "is too long (" + value.length() + " chars, at most " + SessionIds.MAX_LENGTH + ")"
+                : "is not a UUID (" + value.length() + " chars)";
+        return new Decision.Reject(Status.Code.INVALID_ARGUMENT, "malformed_session_id",
+                "header " + RouteHeaders.SESSION_ID + " " + what + "; Spark Connect session ids are UUIDs such as "
+                        + "123e4567-e89b-12d3-a456-426614174000, and the header must equal session_id: "
+                        + EXAMPLE_REMOTE);
+    }
+
+    static Decision.Reject sessionLost(String sessionId, String replicaId) {
+        return new Decision.Reject(Status.Code.FAILED_PRECONDITION, "session_lost",
+                "session " + sessionId + " lived on Spark Connect replica '" + replicaId + "', which has left the "
+                        + "pool; the session's state (temporary views, configs, cached data) is gone with it. "
+                        + "Start a new session with a new session_id and " + RouteHeaders.SESSION_ID);
+    }
+
+    static Decision.Reject noReadyReplica(int poolSize) {
+        return new Decision.Reject(Status.Code.UNAVAILABLE, "no_ready_replica",
+                "no Spark Connect replica can take a new session right now (" + poolSize + " known, none ready: "
+                        + "all are warming, draining or absent). Retry shortly; if it persists, check that replicas "
+                        + "are running and published as ready");
+    }
+}

@@ -1,0 +1,104 @@
+package io.scrouter.extproc.session;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
+
+/**
+ * The embedded default: bindings in this process's memory, with the same semantics as the Redis store.
+ * Good for one router (trying the service, tests); several routers need the shared Redis store.
+ *
+ * <p>Expiry is lazy (checked on read) plus a sweep when sessions are counted, which the pool refresher does
+ * on every poll; so memory stays bounded by live sessions without a timer thread of its own.
+ */
+public final class InMemorySessionStore implements SessionStore {
+
+    private record Entry(Binding binding, long expiresAtMillis) {
+    }
+
+    private final Map<String, Entry> sessions = new ConcurrentHashMap<>();
+    private final long idleTtlMillis;
+    private final long lostTtlMillis;
+    private final LongSupplier clock;
+
+    public InMemorySessionStore(Duration idleTtl, Duration lostTtl, LongSupplier clockMillis) {
+        this.idleTtlMillis = idleTtl.toMillis();
+        this.lostTtlMillis = lostTtl.toMillis();
+        this.clock = clockMillis;
+    }
+
+    @Override
+    public CompletableFuture<Optional<Binding>> find(String sessionId) {
+        long now = clock.getAsLong();
+        Entry e = sessions.computeIfPresent(sessionId, (id, old) -> {
+            if (old.expiresAtMillis() <= now) {
+                return null;
+            }
+            return old.binding().lost() ? old : new Entry(old.binding(), now + idleTtlMillis);
+        });
+        return CompletableFuture.completedFuture(Optional.ofNullable(e).map(Entry::binding));
+    }
+
+    @Override
+    public CompletableFuture<Binding> bindIfAbsent(String sessionId, String replicaId) {
+        long now = clock.getAsLong();
+        Entry e = sessions.compute(sessionId, (id, old) -> old != null && old.expiresAtMillis() > now
+                ? old : new Entry(Binding.to(replicaId), now + idleTtlMillis));
+        return CompletableFuture.completedFuture(e.binding());
+    }
+
+    @Override
+    public CompletableFuture<Boolean> touch(String sessionId, String replicaId) {
+        long now = clock.getAsLong();
+        Entry e = sessions.computeIfPresent(sessionId, (id, old) -> old.expiresAtMillis() <= now ? null
+                : old.binding().equals(Binding.to(replicaId)) ? new Entry(old.binding(), now + idleTtlMillis) : old);
+        return CompletableFuture.completedFuture(e != null && e.binding().equals(Binding.to(replicaId)));
+    }
+
+    @Override
+    public CompletableFuture<Void> release(String sessionId, String replicaId) {
+        sessions.computeIfPresent(sessionId, (id, old) -> old.binding().equals(Binding.to(replicaId)) ? null : old);
+        return CompletableFuture.completedFuture(null);
+    }
+
+    @Override
+    public CompletableFuture<Map<String, Long>> countSessions(Collection<String> replicaIds) {
+        long now = clock.getAsLong();
+        Map<String, Long> counts = new HashMap<>();
+        for (String id : replicaIds) {
+            counts.put(id, 0L);
+        }
+        sessions.entrySet().removeIf(e -> e.getValue().expiresAtMillis() <= now);
+        for (Entry e : sessions.values()) {
+            if (!e.binding().lost()) {
+                counts.computeIfPresent(e.binding().replicaId(), (k, v) -> v + 1);
+            }
+        }
+        return CompletableFuture.completedFuture(counts);
+    }
+
+    @Override
+    public CompletableFuture<Long> evictReplica(String replicaId) {
+        long now = clock.getAsLong();
+        Binding live = Binding.to(replicaId);
+        long[] marked = {0};
+        sessions.replaceAll((id, e) -> {
+            if (e.binding().equals(live) && e.expiresAtMillis() > now) {
+                marked[0]++;
+                return new Entry(Binding.lostOn(replicaId), now + lostTtlMillis);
+            }
+            return e;
+        });
+        return CompletableFuture.completedFuture(marked[0]);
+    }
+
+    /** Number of bindings held, expired ones included until the next sweep (for memory checks). */
+    public int size() {
+        return sessions.size();
+    }
+}

@@ -1,0 +1,174 @@
+package io.scrouter.extproc.session;
+
+import io.scrouter.extproc.redis.RedisKeys;
+import org.redisson.api.BatchResult;
+import org.redisson.api.RBatch;
+import org.redisson.api.RBucket;
+import org.redisson.api.RFuture;
+import org.redisson.api.RScoredSortedSet;
+import org.redisson.api.RScoredSortedSetAsync;
+import org.redisson.api.RScript;
+import org.redisson.api.RedissonClient;
+import org.redisson.client.codec.StringCodec;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.LongSupplier;
+
+/**
+ * Bindings in Redis, one key per session with native expiry ({@code SET NX PX} to bind, {@code GETEX PX} to
+ * read and refresh), which is far cheaper for Redis than a script-backed map. See {@link RedisKeys}.
+ *
+ * <p>Nothing here blocks: every method returns Redisson's future as a {@link CompletableFuture}; callers
+ * put their own deadline on it.
+ */
+public final class RedisSessionStore implements SessionStore {
+
+    // Compare-and-refresh: only push back the expiry of a binding that still names the same replica.
+    private static final String TOUCH = """
+            if redis.call('GET', KEYS[1]) == ARGV[1] then
+              return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+            end
+            return 0""";
+
+    // Compare-and-mark: a session still bound to the departed replica becomes a tombstone.
+    private static final String MARK_LOST = """
+            if redis.call('GET', KEYS[1]) == ARGV[1] then
+              redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+              return 1
+            end
+            return 0""";
+
+    // Compare-and-delete, so a release cannot free a binding that meanwhile names another replica.
+    private static final String RELEASE = """
+            if redis.call('GET', KEYS[1]) == ARGV[1] then
+              return redis.call('DEL', KEYS[1])
+            end
+            return 0""";
+
+    private final RedissonClient redis;
+    private final RedisKeys keys;
+    private final Duration idleTtl;
+    private final Duration lostTtl;
+    private final LongSupplier clock;
+
+    public RedisSessionStore(RedissonClient redis, RedisKeys keys, Duration idleTtl, Duration lostTtl,
+                             LongSupplier clockMillis) {
+        this.redis = redis;
+        this.keys = keys;
+        this.idleTtl = idleTtl;
+        this.lostTtl = lostTtl;
+        this.clock = clockMillis;
+    }
+
+    private RBucket<String> bucket(String sessionId) {
+        return redis.getBucket(keys.session(sessionId), StringCodec.INSTANCE);
+    }
+
+    private RScoredSortedSet<String> index(String replicaId) {
+        return redis.getScoredSortedSet(keys.replicaSessions(replicaId), StringCodec.INSTANCE);
+    }
+
+    @Override
+    public CompletableFuture<Optional<Binding>> find(String sessionId) {
+        return bucket(sessionId).getAndExpireAsync(idleTtl).toCompletableFuture()
+                .thenApply(v -> Optional.ofNullable(v).map(Binding::decode));
+    }
+
+    @Override
+    public CompletableFuture<Binding> bindIfAbsent(String sessionId, String replicaId) {
+        RBucket<String> bucket = bucket(sessionId);
+        return bucket.setIfAbsentAsync(replicaId, idleTtl).toCompletableFuture().thenCompose(won -> {
+            if (won) {
+                return index(replicaId).addAsync(expiry(), sessionId).toCompletableFuture()
+                        .thenApply(added -> Binding.to(replicaId));
+            }
+            return bucket.getAsync().toCompletableFuture().thenCompose(existing -> existing != null
+                    ? CompletableFuture.completedFuture(Binding.decode(existing))
+                    // The winner's binding expired between our two commands: try once more.
+                    : bindIfAbsent(sessionId, replicaId));
+        });
+    }
+
+    @Override
+    public CompletableFuture<Boolean> touch(String sessionId, String replicaId) {
+        String key = keys.session(sessionId);
+        RFuture<Long> refreshed = redis.getScript(StringCodec.INSTANCE).evalAsync(key, RScript.Mode.READ_WRITE,
+                TOUCH, RScript.ReturnType.LONG, List.of(key), replicaId, Long.toString(idleTtl.toMillis()));
+        return refreshed.toCompletableFuture().thenCompose(r -> {
+            if (r == null || r == 0L) {
+                return CompletableFuture.completedFuture(false);
+            }
+            return index(replicaId).addAsync(expiry(), sessionId).toCompletableFuture().thenApply(x -> true);
+        });
+    }
+
+    @Override
+    public CompletableFuture<Void> release(String sessionId, String replicaId) {
+        String key = keys.session(sessionId);
+        RFuture<Long> deleted = redis.getScript(StringCodec.INSTANCE).evalAsync(key, RScript.Mode.READ_WRITE,
+                RELEASE, RScript.ReturnType.LONG, List.of(key), replicaId);
+        return deleted.toCompletableFuture()
+                .thenCompose(d -> index(replicaId).removeAsync(sessionId).toCompletableFuture())
+                .thenApply(x -> null);
+    }
+
+    @Override
+    public CompletableFuture<Map<String, Long>> countSessions(Collection<String> replicaIds) {
+        if (replicaIds.isEmpty()) {
+            return CompletableFuture.completedFuture(Map.of());
+        }
+        double now = clock.getAsLong();
+        RBatch batch = redis.createBatch();
+        List<String> ids = new ArrayList<>(replicaIds);
+        for (String id : ids) {
+            RScoredSortedSetAsync<String> set = batch.getScoredSortedSet(keys.replicaSessions(id),
+                    StringCodec.INSTANCE);
+            // Trim expired members as we go, so the index stays as small as the live sessions.
+            set.removeRangeByScoreAsync(Double.NEGATIVE_INFINITY, true, now, true);
+            set.countAsync(now, false, Double.POSITIVE_INFINITY, true);
+        }
+        return batch.executeAsync().toCompletableFuture().thenApply((BatchResult<?> result) -> {
+            List<?> responses = result.getResponses();
+            Map<String, Long> counts = new HashMap<>();
+            for (int i = 0; i < ids.size(); i++) {
+                Object count = responses.get(2 * i + 1);
+                counts.put(ids.get(i), count instanceof Number n ? n.longValue() : 0L);
+            }
+            return counts;
+        });
+    }
+
+    @Override
+    public CompletableFuture<Long> evictReplica(String replicaId) {
+        RScoredSortedSet<String> index = index(replicaId);
+        String lostValue = Binding.lostOn(replicaId).encode();
+        String lostMillis = Long.toString(lostTtl.toMillis());
+        return index.readAllAsync().toCompletableFuture().thenCompose(members -> {
+            List<CompletableFuture<Long>> marks = new ArrayList<>();
+            for (String sessionId : members) {
+                String key = keys.session(sessionId);
+                RFuture<Long> marked = redis.getScript(StringCodec.INSTANCE).evalAsync(key, RScript.Mode.READ_WRITE,
+                        MARK_LOST, RScript.ReturnType.LONG, List.of(key), replicaId, lostValue, lostMillis);
+                marks.add(marked.toCompletableFuture());
+            }
+            return CompletableFuture.allOf(marks.toArray(CompletableFuture[]::new)).thenCompose(done -> {
+                long total = marks.stream().mapToLong(f -> {
+                    Long v = f.join();
+                    return v == null ? 0 : v;
+                }).sum();
+                return index.deleteAsync().toCompletableFuture().thenApply(d -> total);
+            });
+        });
+    }
+
+    private double expiry() {
+        return clock.getAsLong() + idleTtl.toMillis();
+    }
+}

@@ -1,0 +1,41 @@
+package io.scrouter.extproc.session;
+
+import java.util.Collection;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Session → replica bindings shared by every router, with an idle expiry per session.
+ *
+ * <p>All calls are asynchronous and must never block the caller's thread; callers add their own deadline.
+ * Two routers binding the same new session at the same moment must end up with the same binding:
+ * {@link #bindIfAbsent} is the only way a binding is created, and it is atomic in the store.
+ */
+public interface SessionStore {
+
+    /** The session's binding, refreshing its idle expiry when found. */
+    CompletableFuture<Optional<Binding>> find(String sessionId);
+
+    /**
+     * Binds the session to {@code replicaId} unless it is already bound, and returns the binding in force:
+     * ours if we won, the existing one if another router (or an earlier request) got there first.
+     */
+    CompletableFuture<Binding> bindIfAbsent(String sessionId, String replicaId);
+
+    /** Pushes back the idle expiry of a session known to be on {@code replicaId}; false if the binding is gone. */
+    CompletableFuture<Boolean> touch(String sessionId, String replicaId);
+
+    /** Frees the session's binding (after ReleaseSession). */
+    CompletableFuture<Void> release(String sessionId, String replicaId);
+
+    /** Live (unexpired) sessions bound to each replica, as every router sees them. */
+    CompletableFuture<Map<String, Long>> countSessions(Collection<String> replicaIds);
+
+    /**
+     * Marks every session bound to a replica that left the pool as lost (kept for the configured lost-TTL so
+     * those sessions get a clear error), and forgets the replica's session index. Idempotent: every router
+     * may run it. Returns how many sessions were marked.
+     */
+    CompletableFuture<Long> evictReplica(String replicaId);
+}

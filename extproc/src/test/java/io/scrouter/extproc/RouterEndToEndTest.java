@@ -1,0 +1,368 @@
+package io.scrouter.extproc;
+
+import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.netty.NettyChannelBuilder;
+import io.scrouter.extproc.config.ConfigLoader;
+import io.scrouter.extproc.config.RouterConfig;
+import io.scrouter.extproc.envoy.RouteHeaders;
+import io.scrouter.extproc.pool.RedisInstanceStore;
+import io.scrouter.extproc.pool.Replica;
+import io.scrouter.extproc.pool.ReplicaState;
+import io.scrouter.extproc.redis.RedisKeys;
+import io.scrouter.extproc.testing.Await;
+import io.scrouter.extproc.testing.EnvoyStandIn;
+import io.scrouter.extproc.testing.RedisProcess;
+import io.scrouter.extproc.testing.SparkRestStandIn;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.client.codec.StringCodec;
+import org.redisson.config.Config;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The router as Envoy sees it: real gRPC over loopback (Netty), one {@code Process} stream per request with
+ * headers in {@code raw_value}, two router instances sharing one real {@code redis-server}, and replicas
+ * whose Spark REST endpoints report a load the test controls.
+ */
+class RouterEndToEndTest {
+
+    private static final String PREFIX = "e2e";
+    private static RedisProcess redis;
+    private static RedissonClient admin;
+
+    private final List<SparkRestStandIn> rest = new ArrayList<>();
+    private final List<RouterServer> routers = new ArrayList<>();
+    private final List<ManagedChannel> channels = new ArrayList<>();
+    private RedisInstanceStore instances;
+
+    @BeforeAll
+    static void startRedis() throws Exception {
+        redis = RedisProcess.start();
+        Config c = new Config();
+        c.useSingleServer().setAddress(redis.address());
+        admin = Redisson.create(c);
+    }
+
+    @AfterAll
+    static void stopRedis() throws Exception {
+        admin.shutdown();
+        redis.close();
+    }
+
+    @BeforeEach
+    void clean() throws Exception {
+        assertThat(redis.command("FLUSHALL")).isEqualTo("+OK");
+        instances = new RedisInstanceStore(admin, new RedisKeys(PREFIX));
+    }
+
+    @AfterEach
+    void stop() {
+        channels.forEach(ManagedChannel::shutdownNow);
+        routers.forEach(RouterServer::close);
+        rest.forEach(SparkRestStandIn::close);
+    }
+
+    private Replica replica(String id, int grpcPort, SparkRestStandIn metrics, ReplicaState state) {
+        return new Replica(id, "127.0.0.1:" + grpcPort, metrics.url(), state);
+    }
+
+    private SparkRestStandIn rest(long active, long pending, long slots) throws Exception {
+        SparkRestStandIn s = new SparkRestStandIn().load(active, pending, slots);
+        rest.add(s);
+        return s;
+    }
+
+    private RouterServer router() throws Exception {
+        String yaml = """
+                server: {bindAddress: 127.0.0.1, port: 0}
+                redis: {address: "%s", timeout: 200ms, keyPrefix: %s}
+                pool: {pollInterval: 100ms}
+                probe: {interval: 100ms, timeout: 1s, staleAfter: 3s}
+                sessions: {idleTtl: 10m, refreshEvery: 1s}
+                placement: {policy: seed, ewmaAlpha: 1.0}
+                """.formatted(redis.address(), PREFIX);
+        RouterConfig config = ConfigLoader.parse(yaml, Map.of());
+        RouterServer rs = RouterServer.start(config);
+        routers.add(rs);
+        return rs;
+    }
+
+    private EnvoyStandIn envoy(RouterServer rs) {
+        ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", rs.port()).usePlaintext().build();
+        channels.add(ch);
+        return new EnvoyStandIn(ch);
+    }
+
+    private static void awaitFresh(RouterServer rs, String... ids) {
+        Await.until("fresh load samples for " + List.of(ids), () -> {
+            long now = System.currentTimeMillis();
+            for (String id : ids) {
+                if (!rs.board().isFresh(id, now)) {
+                    return false;
+                }
+            }
+            return true;
+        });
+    }
+
+    private static void awaitUtilisation(RouterServer rs, String id, double expected) {
+        Await.until(id + " utilisation " + expected,
+                () -> Math.abs(rs.board().get(id).utilisation() - expected) < 1e-9);
+    }
+
+    @Test
+    void newSessionGoesToLeastLoadedReadyReplicaAndStaysThereWhenLoadsChange() throws Exception {
+        SparkRestStandIn busy = rest(2, 6, 2);   // utilisation 4.0
+        SparkRestStandIn idle = rest(0, 0, 2);   // 0.0
+        SparkRestStandIn half = rest(1, 0, 2);   // 0.5
+        SparkRestStandIn idleButWarming = rest(0, 0, 8);
+        instances.publish(replica("busy", 15001, busy, ReplicaState.READY), Duration.ofMinutes(1)).get();
+        instances.publish(replica("idle", 15002, idle, ReplicaState.READY), Duration.ofMinutes(1)).get();
+        instances.publish(replica("half", 15003, half, ReplicaState.READY), Duration.ofMinutes(1)).get();
+        instances.publish(replica("warming", 15004, idleButWarming, ReplicaState.WARMING), Duration.ofMinutes(1)).get();
+        RouterServer rs = router();
+        awaitFresh(rs, "busy", "idle", "half", "warming");
+        EnvoyStandIn envoy = envoy(rs);
+
+        String session = UUID.randomUUID().toString();
+        ProcessingResponse first = envoy.send(EnvoyStandIn.sparkCall("Config", session));
+        assertThat(EnvoyStandIn.upstreamOf(first)).isEqualTo("127.0.0.1:15002");
+        // The header is overwritten, never appended, and the same address travels as dynamic metadata.
+        var option = first.getRequestHeaders().getResponse().getHeaderMutation().getSetHeaders(0);
+        assertThat(option.getAppendAction().name()).isEqualTo("OVERWRITE_IF_EXISTS_OR_ADD");
+        assertThat(option.getHeader().getValue()).isEmpty();
+        assertThat(first.getDynamicMetadata().getFieldsOrThrow(RouteHeaders.METADATA_NAMESPACE).getStructValue()
+                .getFieldsOrThrow(RouteHeaders.METADATA_UPSTREAM_KEY).getStringValue()).isEqualTo("127.0.0.1:15002");
+
+        // Now the chosen replica becomes the busiest and another the idlest: the session must not move.
+        idle.load(2, 20, 2);
+        busy.load(0, 0, 2);
+        awaitUtilisation(rs, "idle", 11.0);
+        awaitUtilisation(rs, "busy", 0.0);
+        for (String method : List.of("AnalyzePlan", "ExecutePlan", "ReattachExecute", "ReleaseExecute",
+                "AddArtifacts", "ArtifactStatus", "Interrupt", "FetchErrorDetails", "CloneSession", "GetStatus",
+                "Config")) {
+            assertThat(EnvoyStandIn.upstreamOf(envoy.send(EnvoyStandIn.sparkCall(method, session))))
+                    .as(method).isEqualTo("127.0.0.1:15002");
+        }
+        // ...while a new session now goes to the replica that became idle.
+        String other = UUID.randomUUID().toString();
+        assertThat(EnvoyStandIn.upstreamOf(envoy.send(EnvoyStandIn.sparkCall("Config", other))))
+                .isEqualTo("127.0.0.1:15001");
+
+        // The binding is in Redis, one key per session, with an idle expiry.
+        assertThat(redis.command("GET", PREFIX + ":session:" + session)).isEqualTo("idle");
+        long pttl = Long.parseLong(redis.command("PTTL", PREFIX + ":session:" + session).substring(1));
+        assertThat(pttl).isBetween(1L, Duration.ofMinutes(10).toMillis());
+    }
+
+    @Test
+    void twoRoutersSharingRedisAgreeOnEveryNewSessionUnderConcurrency() throws Exception {
+        // Equal loads: each router's own choice is a coin toss, so only the store can make them agree.
+        for (int i = 0; i < 4; i++) {
+            SparkRestStandIn s = rest(0, 0, 2);
+            instances.publish(replica("r" + i, 16000 + i, s, ReplicaState.READY), Duration.ofMinutes(1)).get();
+        }
+        RouterServer a = router();
+        RouterServer b = router();
+        awaitFresh(a, "r0", "r1", "r2", "r3");
+        awaitFresh(b, "r0", "r1", "r2", "r3");
+        EnvoyStandIn envoyA = envoy(a);
+        EnvoyStandIn envoyB = envoy(b);
+
+        int trials = 300;
+        int disagreements = 0;
+        Set<String> seen = new java.util.HashSet<>();
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        try {
+            List<Future<String[]>> results = new ArrayList<>();
+            for (int i = 0; i < trials; i++) {
+                String session = UUID.randomUUID().toString();
+                Future<String> fa = pool.submit(() -> EnvoyStandIn.upstreamOf(
+                        envoyA.send(EnvoyStandIn.sparkCall("ExecutePlan", session))));
+                Future<String> fb = pool.submit(() -> EnvoyStandIn.upstreamOf(
+                        envoyB.send(EnvoyStandIn.sparkCall("ExecutePlan", session))));
+                results.add(pool.submit(() -> new String[] {fa.get(), fb.get()}));
+            }
+            for (Future<String[]> f : results) {
+                String[] pair = f.get(30, TimeUnit.SECONDS);
+                assertThat(pair[0]).isNotNull();
+                seen.add(pair[0]);
+                if (!pair[0].equals(pair[1])) {
+                    disagreements++;
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(disagreements).isZero();
+        // Ties were broken at random, so sessions spread instead of herding on one replica.
+        assertThat(seen).hasSizeGreaterThan(1);
+    }
+
+    @Test
+    void replicaRemovedFromInstanceStoreGetsNoNewSessionsAndItsSessionsGetSessionLost() throws Exception {
+        SparkRestStandIn s1 = rest(0, 0, 2);
+        SparkRestStandIn s2 = rest(1, 0, 2);
+        instances.publish(replica("keep", 17001, s2, ReplicaState.READY), Duration.ofMinutes(1)).get();
+        instances.publish(replica("gone", 17002, s1, ReplicaState.READY), Duration.ofMinutes(1)).get();
+        RouterServer a = router();
+        RouterServer b = router();
+        awaitFresh(a, "keep", "gone");
+        EnvoyStandIn envoyA = envoy(a);
+        EnvoyStandIn envoyB = envoy(b);
+
+        String pinned = UUID.randomUUID().toString();
+        assertThat(EnvoyStandIn.upstreamOf(envoyA.send(EnvoyStandIn.sparkCall("Config", pinned))))
+                .isEqualTo("127.0.0.1:17002");
+        instances.remove("gone").get();
+        Await.until("both routers drop the replica", () -> a.pool().snapshot().get("gone") == null
+                && b.pool().snapshot().get("gone") == null);
+
+        for (EnvoyStandIn envoy : List.of(envoyA, envoyB)) {
+            ProcessingResponse r = envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", pinned));
+            assertThat(EnvoyStandIn.rejectionCode(r)).isEqualTo(Status.Code.FAILED_PRECONDITION.value());
+            assertThat(EnvoyStandIn.rejectionMessage(r)).contains("'gone'", "left the pool",
+                    "Start a new session");
+        }
+        Await.until("tombstone in redis", () -> {
+            try {
+                return "!lost:gone".equals(redis.command("GET", PREFIX + ":session:" + pinned));
+            } catch (Exception e) {
+                return false;
+            }
+        });
+        for (int i = 0; i < 20; i++) {
+            String session = UUID.randomUUID().toString();
+            assertThat(EnvoyStandIn.upstreamOf(envoyB.send(EnvoyStandIn.sparkCall("Config", session))))
+                    .isEqualTo("127.0.0.1:17001");
+        }
+    }
+
+    @Test
+    void releaseSessionIsRoutedToTheReplicaAndThenFreesTheBinding() throws Exception {
+        SparkRestStandIn s = rest(0, 0, 2);
+        instances.publish(replica("only", 18001, s, ReplicaState.READY), Duration.ofMinutes(1)).get();
+        RouterServer rs = router();
+        awaitFresh(rs, "only");
+        EnvoyStandIn envoy = envoy(rs);
+        String session = UUID.randomUUID().toString();
+        envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", session));
+        assertThat(redis.command("GET", PREFIX + ":session:" + session)).isEqualTo("only");
+
+        ProcessingResponse release = envoy.send(EnvoyStandIn.sparkCall("ReleaseSession", session));
+        assertThat(EnvoyStandIn.upstreamOf(release)).isEqualTo("127.0.0.1:18001");
+        Await.until("binding freed", () -> {
+            try {
+                return redis.command("GET", PREFIX + ":session:" + session).equals("$-1");
+            } catch (Exception e) {
+                return false;
+            }
+        });
+        assertThat(rs.router().cachedBinding(session)).isEmpty();
+    }
+
+    @Test
+    void badInputGetsItsDocumentedStatusAndClientRouteHeaderNeverSurvives() throws Exception {
+        SparkRestStandIn s = rest(0, 0, 2);
+        instances.publish(replica("only", 19001, s, ReplicaState.READY), Duration.ofMinutes(1)).get();
+        RouterServer rs = router();
+        awaitFresh(rs, "only");
+        EnvoyStandIn envoy = envoy(rs);
+
+        ProcessingResponse missing = envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", null));
+        assertThat(EnvoyStandIn.rejectionCode(missing)).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
+        assertThat(EnvoyStandIn.rejectionMessage(missing)).contains(RouteHeaders.SESSION_ID, "sc://", "session_id=");
+
+        ProcessingResponse malformed = envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", "not-a-uuid\r\nx: y"));
+        assertThat(EnvoyStandIn.rejectionCode(malformed)).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
+        assertThat(EnvoyStandIn.rejectionMessage(malformed)).contains("is not a UUID").doesNotContain("\r");
+
+        ProcessingResponse huge = envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", "a".repeat(10_000)));
+        assertThat(EnvoyStandIn.rejectionCode(huge)).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
+        assertThat(EnvoyStandIn.rejectionMessage(huge)).contains("too long");
+
+        List<String[]> twice = EnvoyStandIn.sparkCall("ExecutePlan", UUID.randomUUID().toString());
+        twice.add(new String[] {RouteHeaders.SESSION_ID, UUID.randomUUID().toString()});
+        assertThat(EnvoyStandIn.rejectionCode(envoy.send(twice))).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
+
+        List<String[]> notSpark = EnvoyStandIn.sparkCall("ExecutePlan", UUID.randomUUID().toString());
+        notSpark.set(3, new String[] {":path", "/grpc.health.v1.Health/Check"});
+        ProcessingResponse wrongPath = envoy.send(notSpark);
+        assertThat(EnvoyStandIn.rejectionCode(wrongPath)).isEqualTo(Status.Code.UNIMPLEMENTED.value());
+        assertThat(EnvoyStandIn.rejectionMessage(wrongPath)).contains("/spark.connect.SparkConnectService/");
+
+        // A client naming its own upstream: the answer overwrites it with the pool's address.
+        List<String[]> forged = EnvoyStandIn.sparkCall("ExecutePlan", UUID.randomUUID().toString());
+        forged.add(new String[] {RouteHeaders.UPSTREAM, "169.254.169.254:80"});
+        ProcessingResponse r = envoy.send(forged);
+        assertThat(EnvoyStandIn.upstreamOf(r)).isEqualTo("127.0.0.1:19001");
+        assertThat(r.getRequestHeaders().getResponse().getHeaderMutation().getSetHeaders(0).getAppendAction().name())
+                .isEqualTo("OVERWRITE_IF_EXISTS_OR_ADD");
+
+        // Only warming and draining replicas: no new session can be placed.
+        instances.publish(replica("only", 19001, s, ReplicaState.DRAINING), Duration.ofMinutes(1)).get();
+        Await.until("draining seen", () -> rs.pool().snapshot().ready().isEmpty());
+        ProcessingResponse none = envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", UUID.randomUUID().toString()));
+        assertThat(EnvoyStandIn.rejectionCode(none)).isEqualTo(Status.Code.UNAVAILABLE.value());
+        assertThat(EnvoyStandIn.rejectionMessage(none)).contains("no Spark Connect replica can take a new session");
+    }
+
+    @Test
+    void drainingReplicaKeepsItsSessionsButGetsNoNewOnes() throws Exception {
+        SparkRestStandIn idle = rest(0, 0, 2);
+        SparkRestStandIn busy = rest(2, 2, 2);
+        instances.publish(replica("idle", 20001, idle, ReplicaState.READY), Duration.ofMinutes(1)).get();
+        instances.publish(replica("busy", 20002, busy, ReplicaState.READY), Duration.ofMinutes(1)).get();
+        RouterServer rs = router();
+        awaitFresh(rs, "idle", "busy");
+        EnvoyStandIn envoy = envoy(rs);
+        String session = UUID.randomUUID().toString();
+        assertThat(EnvoyStandIn.upstreamOf(envoy.send(EnvoyStandIn.sparkCall("Config", session))))
+                .isEqualTo("127.0.0.1:20001");
+
+        instances.publish(replica("idle", 20001, idle, ReplicaState.DRAINING), Duration.ofMinutes(1)).get();
+        Await.until("draining seen", () -> rs.pool().snapshot().get("idle").state() == ReplicaState.DRAINING);
+        assertThat(EnvoyStandIn.upstreamOf(envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", session))))
+                .isEqualTo("127.0.0.1:20001");
+        for (int i = 0; i < 10; i++) {
+            assertThat(EnvoyStandIn.upstreamOf(envoy.send(EnvoyStandIn.sparkCall("Config",
+                    UUID.randomUUID().toString())))).isEqualTo("127.0.0.1:20002");
+        }
+    }
+
+    @Test
+    void headerValueFieldIsReadWhenRawValueIsEmpty() throws Exception {
+        SparkRestStandIn s = rest(0, 0, 2);
+        instances.publish(replica("only", 21001, s, ReplicaState.READY), Duration.ofMinutes(1)).get();
+        RouterServer rs = router();
+        EnvoyStandIn envoy = envoy(rs);
+        String session = UUID.randomUUID().toString();
+        var request = EnvoyStandIn.headersRequest(EnvoyStandIn.sparkCall("Config", null)).toBuilder();
+        request.getRequestHeadersBuilder().getHeadersBuilder().addHeaders(
+                io.envoyproxy.envoy.config.core.v3.HeaderValue.newBuilder().setKey(RouteHeaders.SESSION_ID)
+                        .setValue(session));
+        ProcessingResponse r = envoy.exchange(List.of(request.build())).get(0);
+        assertThat(EnvoyStandIn.upstreamOf(r)).isEqualTo("127.0.0.1:21001");
+        assertThat(admin.getBucket(PREFIX + ":session:" + session, StringCodec.INSTANCE).get()).isEqualTo("only");
+    }
+}

@@ -1,0 +1,123 @@
+package io.scrouter.extproc.testing;
+
+import com.google.protobuf.ByteString;
+import io.envoyproxy.envoy.config.core.v3.HeaderMap;
+import io.envoyproxy.envoy.config.core.v3.HeaderValue;
+import io.envoyproxy.envoy.service.ext_proc.v3.ExternalProcessorGrpc;
+import io.envoyproxy.envoy.service.ext_proc.v3.HttpHeaders;
+import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
+import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
+import io.grpc.Channel;
+import io.grpc.stub.StreamObserver;
+import io.scrouter.extproc.envoy.RouteHeaders;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Plays Envoy's side of ext_proc, as Envoy does it with {@code request_header_mode: SEND} and everything
+ * else skipped: one {@code Process} stream per HTTP request, one {@code request_headers} message with
+ * values in {@code raw_value} only (what current Envoy sends), then half-close once answered.
+ */
+public final class EnvoyStandIn {
+
+    private final ExternalProcessorGrpc.ExternalProcessorStub stub;
+
+    public EnvoyStandIn(Channel channel) {
+        this.stub = ExternalProcessorGrpc.newStub(channel);
+    }
+
+    /** Headers of a Spark Connect call for {@code method} with the session header set. */
+    public static List<String[]> sparkCall(String method, String sessionId) {
+        List<String[]> h = new ArrayList<>();
+        h.add(new String[] {":method", "POST"});
+        h.add(new String[] {":scheme", "http"});
+        h.add(new String[] {":authority", "spark.example:8080"});
+        h.add(new String[] {":path", "/spark.connect.SparkConnectService/" + method});
+        h.add(new String[] {"content-type", "application/grpc"});
+        h.add(new String[] {"te", "trailers"});
+        if (sessionId != null) {
+            h.add(new String[] {RouteHeaders.SESSION_ID, sessionId});
+        }
+        return h;
+    }
+
+    public static ProcessingRequest headersRequest(List<String[]> headers) {
+        HeaderMap.Builder map = HeaderMap.newBuilder();
+        for (String[] kv : headers) {
+            map.addHeaders(HeaderValue.newBuilder().setKey(kv[0])
+                    .setRawValue(ByteString.copyFrom(kv[1], StandardCharsets.ISO_8859_1)));
+        }
+        return ProcessingRequest.newBuilder()
+                .setRequestHeaders(HttpHeaders.newBuilder().setHeaders(map).setEndOfStream(false))
+                .build();
+    }
+
+    /** Sends one request's headers on a new stream and returns the single answer. */
+    public ProcessingResponse send(List<String[]> headers) throws Exception {
+        return exchange(List.of(headersRequest(headers))).get(0);
+    }
+
+    /** Sends the given messages on one stream; returns one answer per message. */
+    public List<ProcessingResponse> exchange(List<ProcessingRequest> requests) throws Exception {
+        List<ProcessingResponse> answers = new ArrayList<>();
+        CompletableFuture<List<ProcessingResponse>> done = new CompletableFuture<>();
+        StreamObserver<ProcessingRequest> out = stub.process(new StreamObserver<>() {
+            @Override
+            public synchronized void onNext(ProcessingResponse r) {
+                answers.add(r);
+                if (answers.size() == requests.size()) {
+                    done.complete(List.copyOf(answers));
+                }
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                done.completeExceptionally(t);
+            }
+
+            @Override
+            public void onCompleted() {
+                done.complete(List.copyOf(answers));
+            }
+        });
+        for (ProcessingRequest r : requests) {
+            out.onNext(r);
+        }
+        try {
+            return done.get(10, TimeUnit.SECONDS);
+        } finally {
+            out.onCompleted();
+        }
+    }
+
+    /** The {@code ip:port} the answer routes to, or null if it does not set our header. */
+    public static String upstreamOf(ProcessingResponse r) {
+        if (!r.hasRequestHeaders()) {
+            return null;
+        }
+        for (var opt : r.getRequestHeaders().getResponse().getHeaderMutation().getSetHeadersList()) {
+            if (opt.getHeader().getKey().equals(RouteHeaders.UPSTREAM)) {
+                return opt.getHeader().getRawValue().toString(StandardCharsets.US_ASCII);
+            }
+        }
+        return null;
+    }
+
+    /** The gRPC status code of an immediate rejection, or -1 if the answer is not one. */
+    public static int rejectionCode(ProcessingResponse r) {
+        return r.hasImmediateResponse() ? r.getImmediateResponse().getGrpcStatus().getStatus() : -1;
+    }
+
+    public static String rejectionMessage(ProcessingResponse r) {
+        return r.getImmediateResponse().getBody().toString(StandardCharsets.UTF_8);
+    }
+
+    public static Map.Entry<String, String> header(String k, String v) {
+        return Map.entry(k, v);
+    }
+}

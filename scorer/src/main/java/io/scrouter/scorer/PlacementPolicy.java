@@ -1,0 +1,19 @@
+package io.scrouter.scorer;
+
+import java.util.List;
+import java.util.random.RandomGenerator;
+
+/**
+ * Chooses the replica for a new session. Policies are looked up by {@link #name()} from configuration, so
+ * they can be compared side by side in the simulator.
+ *
+ * <p>Contract: {@code candidates} is non-empty and every candidate is ready and {@link Candidate#fresh()};
+ * the result is one of them. Ties must be broken with {@code random}, never by list order, so several
+ * routers with the same view do not all pick the same replica.
+ */
+public interface PlacementPolicy {
+
+    String name();
+
+    Candidate choose(List<Candidate> candidates, RandomGenerator random);
+}

@@ -1,0 +1,25 @@
+package io.scrouter.scorer.policy;
+
+import io.scrouter.scorer.PlacementPolicy;
+
+import java.util.List;
+
+/** Builds a placement policy from its configured name. */
+public final class Policies {
+
+    /** Every name {@link #byName} accepts. */
+    public static final List<String> NAMES = List.of(SeedPolicy.NAME);
+
+    /** The policy used when configuration names none. */
+    public static final String DEFAULT = SeedPolicy.NAME;
+
+    private Policies() {
+    }
+
+    public static PlacementPolicy byName(String name, PolicySettings settings) {
+        if (SeedPolicy.NAME.equals(name)) {
+            return new SeedPolicy(settings.utilisationWeight(), settings.sessionWeight(), settings.sessionCap());
+        }
+        throw new IllegalArgumentException("unknown placement policy '" + name + "'; known policies: " + NAMES);
+    }
+}
