@@ -1,0 +1,133 @@
+package io.scrouter.extproc;
+
+import io.grpc.ManagedChannel;
+import io.grpc.netty.NettyChannelBuilder;
+import io.scrouter.extproc.config.ConfigLoader;
+import io.scrouter.extproc.pool.RedisInstanceStore;
+import io.scrouter.extproc.pool.Replica;
+import io.scrouter.extproc.pool.ReplicaState;
+import io.scrouter.extproc.redis.RedisKeys;
+import io.scrouter.extproc.routing.Rendezvous;
+import io.scrouter.extproc.testing.Await;
+import io.scrouter.extproc.testing.EnvoyStandIn;
+import io.scrouter.extproc.testing.RedisProcess;
+import io.scrouter.extproc.testing.SparkRestStandIn;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Redis hung ({@code SIGSTOP}) under the router: every request is still answered with a route (no timeouts
+ * surface to Envoy), known sessions keep their replica, new sessions are placed by rendezvous hashing so two
+ * routers agree, and once Redis is back the fallback placements are written to it.
+ */
+class RedisOutageTest {
+
+    private RedisProcess redis;
+    private RedissonClient admin;
+    private final List<SparkRestStandIn> rest = new ArrayList<>();
+    private final List<RouterServer> routers = new ArrayList<>();
+    private final List<ManagedChannel> channels = new ArrayList<>();
+    private final List<Replica> replicas = new ArrayList<>();
+
+    @BeforeEach
+    void start() throws Exception {
+        redis = RedisProcess.start();
+        Config c = new Config();
+        c.useSingleServer().setAddress(redis.address());
+        admin = Redisson.create(c);
+        RedisInstanceStore instances = new RedisInstanceStore(admin, new RedisKeys("out"));
+        for (int i = 0; i < 3; i++) {
+            SparkRestStandIn s = new SparkRestStandIn().load(0, 0, 2);
+            rest.add(s);
+            Replica r = new Replica("r" + i, "127.0.0.1:" + (22000 + i), s.url(), ReplicaState.READY);
+            replicas.add(r);
+            instances.publish(r, Duration.ofMinutes(5)).get();
+        }
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        channels.forEach(ManagedChannel::shutdownNow);
+        routers.forEach(RouterServer::close);
+        rest.forEach(SparkRestStandIn::close);
+        admin.shutdown();
+        redis.close();
+    }
+
+    private EnvoyStandIn router() throws Exception {
+        String yaml = """
+                server: {bindAddress: 127.0.0.1, port: 0, decisionDeadline: 150ms}
+                redis: {address: "%s", timeout: 50ms, keyPrefix: out}
+                pool: {pollInterval: 200ms}
+                probe: {interval: 200ms, timeout: 1s, staleAfter: 5s}
+                sessions: {idleTtl: 10m, refreshEvery: 200ms}
+                """.formatted(redis.address());
+        RouterServer rs = RouterServer.start(ConfigLoader.parse(yaml, Map.of()));
+        routers.add(rs);
+        ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", rs.port()).usePlaintext().build();
+        channels.add(ch);
+        return new EnvoyStandIn(ch);
+    }
+
+    private static String route(EnvoyStandIn envoy, String method, String session) throws Exception {
+        var r = envoy.send(EnvoyStandIn.sparkCall(method, session));
+        assertThat(r.hasImmediateResponse()).as("request answered with a route, not a rejection: %s", r).isFalse();
+        return EnvoyStandIn.upstreamOf(r);
+    }
+
+    @Test
+    void hungRedisStillRoutesKnownAndNewSessionsAndRoutersAgreeAndRecover() throws Exception {
+        EnvoyStandIn a = router();
+        EnvoyStandIn b = router();
+        Await.until("probes fresh", () -> routers.stream().allMatch(rs -> replicas.stream()
+                .allMatch(r -> rs.board().isFresh(r.id(), System.currentTimeMillis()))));
+        String known = UUID.randomUUID().toString();
+        String knownReplica = route(a, "ExecutePlan", known);
+        assertThat(route(b, "ExecutePlan", known)).isEqualTo(knownReplica);
+
+        redis.pause();
+        try {
+            for (int i = 0; i < 5; i++) {
+                assertThat(route(a, "AnalyzePlan", known)).isEqualTo(knownReplica);
+                assertThat(route(b, "AnalyzePlan", known)).isEqualTo(knownReplica);
+            }
+            List<String> fresh = new ArrayList<>();
+            for (int i = 0; i < 30; i++) {
+                String session = UUID.randomUUID().toString();
+                fresh.add(session);
+                String viaA = route(a, "Config", session);
+                String viaB = route(b, "Config", session);
+                assertThat(viaA).isEqualTo(viaB)
+                        .isEqualTo(Rendezvous.pick(session, replicas).grpcAddress());
+                assertThat(route(a, "ExecutePlan", session)).isEqualTo(viaA);
+            }
+
+            redis.resume();
+            // Traffic continues; within a few refresh intervals the fallback placements reach Redis.
+            String sample = fresh.get(0);
+            String expectedId = Rendezvous.pick(sample, replicas).id();
+            Await.until("fallback placement written back to Redis", () -> {
+                try {
+                    route(a, "ExecutePlan", sample);
+                    return expectedId.equals(redis.command("GET", "out:session:" + sample));
+                } catch (Exception e) {
+                    return false;
+                }
+            });
+        } finally {
+            redis.resume();
+        }
+    }
+}

@@ -1,0 +1,255 @@
+package io.scrouter.extproc.deploy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.scrouter.extproc.config.ConfigLoader;
+import io.scrouter.extproc.config.RouterConfig;
+import io.scrouter.extproc.envoy.RouteHeaders;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The Kubernetes side of {@code istio/}: what {@code kubectl apply -k istio/} installs, checked field by
+ * field since no cluster or kubectl is available to validate it.
+ */
+class KubernetesManifestTest {
+
+    private static final String CONFIG_FILE = "/etc/scrouter/scrouter.yaml";
+
+    private final Manifest deployment = Manifest.only("Deployment");
+
+    private JsonNode podSpec() {
+        return deployment.spec().path("template").path("spec");
+    }
+
+    private JsonNode container() {
+        JsonNode containers = podSpec().path("containers");
+        assertThat(containers.size()).as("one container in %s", deployment.where()).isEqualTo(1);
+        return containers.get(0);
+    }
+
+    private JsonNode podLabels() {
+        return deployment.spec().path("template").path("metadata").path("labels");
+    }
+
+    @Test
+    void deploymentRunsAtLeastTwoCopies() {
+        assertThat(deployment.spec().path("replicas").asInt())
+                .as("every Spark request waits on ext_proc: one copy is a single point of failure")
+                .isGreaterThanOrEqualTo(2);
+        assertThat(deployment.spec().path("strategy").path("rollingUpdate").path("maxUnavailable").asInt(1))
+                .as("a rollout must not remove serving copies first").isZero();
+    }
+
+    @Test
+    void probesUseGrpcHealthOnTheServicePort() {
+        JsonNode container = container();
+        assertThat(portNumbers(container.path("ports"), "containerPort"))
+                .as("container ports").contains(RouteHeaders.DEFAULT_EXTPROC_PORT);
+        for (String probe : List.of("readinessProbe", "livenessProbe")) {
+            JsonNode grpc = container.path(probe).path("grpc");
+            assertThat(grpc.isObject()).as("%s uses the native gRPC probe", probe).isTrue();
+            assertThat(grpc.path("port").asInt()).as("%s port", probe).isEqualTo(RouteHeaders.DEFAULT_EXTPROC_PORT);
+        }
+        assertThat(container.path("readinessProbe").path("grpc").path("service").asText())
+                .as("readiness checks the same service name Envoy health-checks")
+                .isEqualTo(RouteHeaders.HEALTH_SERVICE);
+    }
+
+    @Test
+    void containerHasResourceRequestsAndAMemoryLimit() {
+        JsonNode resources = container().path("resources");
+        assertThat(resources.path("requests").path("cpu").asText()).isNotEmpty();
+        assertThat(resources.path("requests").path("memory").asText()).isNotEmpty();
+        assertThat(resources.path("limits").path("memory").asText()).isNotEmpty();
+    }
+
+    @Test
+    void redisAddressAndPasswordComeFromTheShippedSecret() {
+        Manifest secret = Manifest.only("Secret");
+        assertThat(secret.namespace()).isEqualTo(deployment.namespace());
+        Set<String> secretKeys = new HashSet<>();
+        secret.doc().path("stringData").fieldNames().forEachRemaining(secretKeys::add);
+        secret.doc().path("data").fieldNames().forEachRemaining(secretKeys::add);
+
+        for (String variable : List.of("SCROUTER_REDIS_ADDRESS", "SCROUTER_REDIS_PASSWORD")) {
+            JsonNode ref = env(variable).path("valueFrom").path("secretKeyRef");
+            assertThat(ref.isObject()).as("%s comes from a Secret, never inline", variable).isTrue();
+            assertThat(ref.path("name").asText()).as("%s secret", variable).isEqualTo(secret.name());
+            assertThat(secretKeys).as("%s key in %s", variable, secret.where()).contains(ref.path("key").asText());
+        }
+        assertThat(env("SCROUTER_PORT").path("value").asText())
+                .isEqualTo(String.valueOf(RouteHeaders.DEFAULT_EXTPROC_PORT));
+    }
+
+    @Test
+    void configFileComesFromTheConfigMapAndMatchesTheServicePort() throws IOException {
+        JsonNode container = container();
+        List<String> args = new ArrayList<>();
+        container.path("args").forEach(a -> args.add(a.asText()));
+        assertThat(args).containsSequence("--config", CONFIG_FILE);
+
+        Path configPath = Path.of(CONFIG_FILE);
+        JsonNode mount = find(container.path("volumeMounts"), "mountPath", configPath.getParent().toString());
+        JsonNode volume = find(podSpec().path("volumes"), "name", mount.path("name").asText());
+        Manifest configMap = Manifest.only("ConfigMap");
+        assertThat(volume.path("configMap").path("name").asText()).isEqualTo(configMap.name());
+        assertThat(configMap.namespace()).isEqualTo(deployment.namespace());
+
+        String fileName = configPath.getFileName().toString();
+        JsonNode config = EnvoyProtos.YAML.readTree(configMap.doc().path("data").path(fileName).asText());
+        assertThat(config.path("server").path("port").asInt()).isEqualTo(RouteHeaders.DEFAULT_EXTPROC_PORT);
+        assertThat(config.fieldNames()).toIterable()
+                .containsExactlyInAnyOrder("server", "redis", "pool", "sessions", "placement");
+        assertThat(config.path("placement").path("policy").asText()).isNotEmpty();
+    }
+
+    @Test
+    void serviceAcceptsTheConfigMapWithTheDeploymentsEnvironment() {
+        Manifest secret = Manifest.only("Secret");
+        Map<String, String> env = new HashMap<>();
+        container().path("env").forEach(e -> {
+            JsonNode ref = e.path("valueFrom").path("secretKeyRef");
+            String value = ref.isObject() ? secret.doc().path("stringData").path(ref.path("key").asText()).asText()
+                    : e.path("value").asText();
+            env.put(e.path("name").asText(), value);
+        });
+        assertThat(env.keySet()).as("every SCROUTER_ variable is one the service reads")
+                .filteredOn(name -> name.startsWith("SCROUTER_"))
+                .allSatisfy(name -> assertThat(ConfigLoader.ENV_OVERRIDES).containsKey(name));
+
+        String file = Manifest.only("ConfigMap").doc().path("data").path(Path.of(CONFIG_FILE).getFileName().toString())
+                .asText();
+        RouterConfig config = ConfigLoader.parse(file, env);
+        assertThat(config.server().port()).isEqualTo(RouteHeaders.DEFAULT_EXTPROC_PORT);
+        assertThat(config.redis()).as("the Deployment runs against the shared Redis").isPresent();
+        assertThat(config.redis().orElseThrow().password()).as("password from the Secret").isNotNull();
+        assertThat(config.redis().orElseThrow().addresses())
+                .containsExactly(secret.doc().path("stringData").path("address").asText());
+    }
+
+    @Test
+    void imageIsTheOneTheDockerfileBuilds() {
+        String dockerfile = RepoFiles.read(RepoFiles.root().resolve("Dockerfile"));
+        Matcher tag = Pattern.compile("docker build -t (\\S+) ").matcher(dockerfile);
+        assertThat(tag.find()).as("Dockerfile names its image in a docker build line").isTrue();
+        assertThat(container().path("image").asText()).isEqualTo(tag.group(1));
+
+        assertThat(dockerfile).contains("EXPOSE " + RouteHeaders.DEFAULT_EXTPROC_PORT)
+                .containsPattern("(?m)^FROM eclipse-temurin:17-jre")
+                .containsPattern("(?m)^USER (?!root|0)\\S+");
+        Matcher copied = Pattern.compile("(?m)^COPY (\\S+) ").matcher(dockerfile);
+        assertThat(copied.find()).isTrue();
+        assertThat(copied.group(1)).isEqualTo("extproc/target/extproc-" + projectVersion() + "-all.jar");
+    }
+
+    @Test
+    void serviceIsGrpcAndSelectsTheDeploymentPods() {
+        Manifest service = Manifest.only("Service");
+        assertThat(service.namespace()).isEqualTo(deployment.namespace());
+        assertSelects(service.where(), service.spec().path("selector"));
+        JsonNode port = service.spec().path("ports").get(0);
+        assertThat(port.path("port").asInt()).isEqualTo(RouteHeaders.DEFAULT_EXTPROC_PORT);
+        assertThat(port.path("appProtocol").asText()).as("Istio picks HTTP/2 from appProtocol").isEqualTo("grpc");
+    }
+
+    @Test
+    void podDisruptionBudgetKeepsACopyOfTheDeployment() {
+        Manifest pdb = Manifest.only("PodDisruptionBudget");
+        assertThat(pdb.namespace()).isEqualTo(deployment.namespace());
+        assertSelects(pdb.where(), pdb.spec().path("selector").path("matchLabels"));
+        int minAvailable = pdb.spec().path("minAvailable").asInt(0);
+        assertThat(minAvailable).isPositive().isLessThan(deployment.spec().path("replicas").asInt());
+    }
+
+    @Test
+    void deploymentSelectorMatchesItsPods() {
+        assertSelects(deployment.where(), deployment.spec().path("selector").path("matchLabels"));
+    }
+
+    @Test
+    void everyKustomizationListsEveryManifestBesideIt() throws IOException {
+        List<Path> kustomizations = RepoFiles.istioYaml().stream()
+                .filter(p -> p.getFileName().toString().equals(Manifest.KUSTOMIZATION))
+                .toList();
+        assertThat(kustomizations).extracting(RepoFiles::relative).contains("istio/" + Manifest.KUSTOMIZATION);
+        for (Path kustomization : kustomizations) {
+            Path dir = kustomization.getParent();
+            JsonNode doc = EnvoyProtos.yamlTree(RepoFiles.read(kustomization));
+            assertThat(doc.path("kind").asText()).isEqualTo("Kustomization");
+            Set<String> listed = new HashSet<>();
+            doc.path("resources").forEach(r -> listed.add(r.asText()));
+
+            Set<String> present = new HashSet<>();
+            try (Stream<Path> files = Files.list(dir)) {
+                for (Path file : files.filter(p -> p.toString().endsWith(".yaml")).toList()) {
+                    boolean isObject = EnvoyProtos.yamlDocuments(RepoFiles.read(file)).stream()
+                            .anyMatch(Manifest::isKubernetesObject);
+                    if (isObject && !file.equals(kustomization)) {
+                        present.add(file.getFileName().toString());
+                    }
+                }
+            }
+            assertThat(listed).as("%s resources", RepoFiles.relative(kustomization))
+                    .containsExactlyInAnyOrderElementsOf(present);
+        }
+    }
+
+    @Test
+    void everyObjectHasANamespaceAndAKnownKind() {
+        assertThat(Manifest.all()).allSatisfy(m -> {
+            assertThat(Manifest.isKubernetesObject(m.doc())).as(m.where()).isTrue();
+            if (!m.kind().equals("Namespace")) {
+                assertThat(m.namespace()).as("%s namespace", m.where()).isNotEmpty();
+            }
+        });
+        assertThat(Manifest.all()).extracting(Manifest::kind).containsOnly("Namespace", "Secret", "ConfigMap",
+                "Deployment", "Service", "PodDisruptionBudget", "Gateway", "VirtualService", "EnvoyFilter");
+        assertThat(Manifest.only("Namespace").name()).isEqualTo(deployment.namespace());
+    }
+
+    private void assertSelects(String where, JsonNode selector) {
+        assertThat(selector.size()).as("%s selector", where).isPositive();
+        selector.properties().forEach(e -> assertThat(podLabels().path(e.getKey()).asText())
+                .as("%s selects label %s", where, e.getKey()).isEqualTo(e.getValue().asText()));
+    }
+
+    private JsonNode env(String name) {
+        return find(container().path("env"), "name", name);
+    }
+
+    private static JsonNode find(JsonNode list, String field, String value) {
+        for (JsonNode item : list) {
+            if (item.path(field).asText().equals(value)) {
+                return item;
+            }
+        }
+        throw new AssertionError("no entry with " + field + "=" + value + " in " + list);
+    }
+
+    private static List<Integer> portNumbers(JsonNode ports, String field) {
+        List<Integer> numbers = new ArrayList<>();
+        ports.forEach(p -> numbers.add(p.path(field).asInt()));
+        return numbers;
+    }
+
+    /** The version the shaded jar carries, from the module's parent declaration. */
+    private static String projectVersion() {
+        String pom = RepoFiles.read(RepoFiles.root().resolve("extproc/pom.xml"));
+        Matcher m = Pattern.compile("<parent>.*?<version>([^<]+)</version>", Pattern.DOTALL).matcher(pom);
+        assertThat(m.find()).isTrue();
+        return m.group(1).trim();
+    }
+}

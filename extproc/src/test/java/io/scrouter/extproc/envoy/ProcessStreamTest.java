@@ -1,0 +1,159 @@
+package io.scrouter.extproc.envoy;
+
+import io.envoyproxy.envoy.service.ext_proc.v3.HttpHeaders;
+import io.envoyproxy.envoy.service.ext_proc.v3.HttpTrailers;
+import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
+import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.Status;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.scrouter.extproc.pool.PoolRefresher;
+import io.scrouter.extproc.pool.Replica;
+import io.scrouter.extproc.pool.ReplicaState;
+import io.scrouter.extproc.pool.ServerPool;
+import io.scrouter.extproc.pool.StaticInstanceStore;
+import io.scrouter.extproc.routing.Decision;
+import io.scrouter.extproc.routing.RouterSettings;
+import io.scrouter.extproc.routing.SessionCounts;
+import io.scrouter.extproc.routing.SessionRouter;
+import io.scrouter.extproc.routing.StoreHealth;
+import io.scrouter.extproc.session.Binding;
+import io.scrouter.extproc.session.InMemorySessionStore;
+import io.scrouter.extproc.session.SessionStore;
+import io.scrouter.extproc.testing.EnvoyStandIn;
+import io.scrouter.scorer.load.LoadBoard;
+import io.scrouter.scorer.policy.Placer;
+import io.scrouter.scorer.policy.SeedPolicy;
+import io.scrouter.scorer.smoothing.Ewma;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The stream handling around a decision: every path answers Envoy, and answers it once. */
+class ProcessStreamTest {
+
+    private Server server;
+    private ManagedChannel channel;
+    private final List<Decision> observed = new CopyOnWriteArrayList<>();
+
+    @AfterEach
+    void stop() {
+        if (channel != null) {
+            channel.shutdownNow();
+        }
+        if (server != null) {
+            server.shutdownNow();
+        }
+    }
+
+    /** A store whose calls never complete: a Redis that accepted the command and then hung. */
+    private static final class HangingStore implements SessionStore {
+        @Override
+        public CompletableFuture<Optional<Binding>> find(String sessionId) {
+            return new CompletableFuture<>();
+        }
+
+        @Override
+        public CompletableFuture<Binding> bindIfAbsent(String sessionId, String replicaId) {
+            return new CompletableFuture<>();
+        }
+
+        @Override
+        public CompletableFuture<Boolean> touch(String sessionId, String replicaId) {
+            return new CompletableFuture<>();
+        }
+
+        @Override
+        public CompletableFuture<Void> release(String sessionId, String replicaId) {
+            return new CompletableFuture<>();
+        }
+
+        @Override
+        public CompletableFuture<Map<String, Long>> countSessions(Collection<String> replicaIds) {
+            return new CompletableFuture<>();
+        }
+
+        @Override
+        public CompletableFuture<Long> evictReplica(String replicaId) {
+            return new CompletableFuture<>();
+        }
+    }
+
+    private EnvoyStandIn serve(SessionStore store, long storeTimeoutMillis, long deadlineMillis) throws Exception {
+        ServerPool pool = new ServerPool();
+        pool.replace(List.of(new Replica("a", "127.0.0.1:15002", null, ReplicaState.READY)));
+        PoolRefresher refresher = new PoolRefresher(new StaticInstanceStore(List.copyOf(pool.snapshot().all())), pool,
+                Duration.ofSeconds(1), System::currentTimeMillis);
+        SessionRouter router = new SessionRouter(pool, refresher, store, new LoadBoard(new Ewma(0.5, 1000), 5000),
+                new Placer(SeedPolicy.withDefaults(50)), new SessionCounts(store), new StoreHealth(3, 1000),
+                new RouterSettings(storeTimeoutMillis, 1000, 1000, 1000, 60_000), System::currentTimeMillis);
+        String name = InProcessServerBuilder.generateName();
+        server = InProcessServerBuilder.forName(name).directExecutor()
+                .addService(new ExtProcService(router, (d, nanos, forged) -> observed.add(d), deadlineMillis))
+                .build().start();
+        channel = InProcessChannelBuilder.forName(name).directExecutor().build();
+        return new EnvoyStandIn(channel);
+    }
+
+    private static InMemorySessionStore memoryStore() {
+        return new InMemorySessionStore(Duration.ofMinutes(1), Duration.ofMinutes(1), System::currentTimeMillis);
+    }
+
+    @Test
+    void decisionPastItsDeadlineIsAnsweredUnavailableNotLeftHanging() throws Exception {
+        // The store call's own timeout is longer than the decision deadline: the deadline must fire first.
+        EnvoyStandIn envoy = serve(new HangingStore(), 60_000, 100);
+        ProcessingResponse r = envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", UUID.randomUUID().toString()));
+        assertThat(EnvoyStandIn.rejectionCode(r)).isEqualTo(Status.Code.UNAVAILABLE.value());
+        assertThat(EnvoyStandIn.rejectionMessage(r)).contains("could not decide within 100 ms", "retry");
+        assertThat(observed).singleElement().isInstanceOf(Decision.Reject.class);
+    }
+
+    @Test
+    void hungStoreBeyondItsOwnTimeoutFallsBackToARoute() throws Exception {
+        EnvoyStandIn envoy = serve(new HangingStore(), 30, 1000);
+        ProcessingResponse r = envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", UUID.randomUUID().toString()));
+        assertThat(EnvoyStandIn.upstreamOf(r)).isEqualTo("127.0.0.1:15002");
+        assertThat(observed).singleElement().isInstanceOfSatisfying(Decision.Route.class,
+                route -> assertThat(route.outcome()).isEqualTo(Decision.Outcome.FALLBACK));
+    }
+
+    @Test
+    void phasesNeverRequestedArePassedThroughSoEnvoyIsNotStalled() throws Exception {
+        EnvoyStandIn envoy = serve(memoryStore(), 50, 150);
+        ProcessingRequest responseHeaders = ProcessingRequest.newBuilder()
+                .setResponseHeaders(HttpHeaders.getDefaultInstance()).build();
+        ProcessingRequest requestTrailers = ProcessingRequest.newBuilder()
+                .setRequestTrailers(HttpTrailers.getDefaultInstance()).build();
+        List<ProcessingResponse> answers = envoy.exchange(List.of(responseHeaders, requestTrailers));
+        assertThat(answers).hasSize(2);
+        assertThat(answers.get(0).hasResponseHeaders()).isTrue();
+        assertThat(answers.get(0).getResponseHeaders().getResponse().getHeaderMutation().getSetHeadersCount()).isZero();
+        assertThat(answers.get(1).hasRequestTrailers()).isTrue();
+        assertThat(observed).isEmpty();
+    }
+
+    @Test
+    void secondRequestOfASessionIsAnsweredFromTheNearCache() throws Exception {
+        EnvoyStandIn envoy = serve(memoryStore(), 50, 150);
+        String session = UUID.randomUUID().toString();
+        envoy.send(EnvoyStandIn.sparkCall("Config", session));
+        envoy.send(EnvoyStandIn.sparkCall("Config", session));
+        assertThat(observed).hasSize(2);
+        // No metrics URL on the replica: placement is on session counts, and says so.
+        assertThat(((Decision.Route) observed.get(0)).outcome()).isEqualTo(Decision.Outcome.PLACED_DEGRADED);
+        assertThat(((Decision.Route) observed.get(1)).outcome()).isEqualTo(Decision.Outcome.KNOWN);
+    }
+}
