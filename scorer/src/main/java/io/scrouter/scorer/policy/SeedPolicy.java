@@ -23,8 +23,11 @@ public final class SeedPolicy implements PlacementPolicy {
     private final long sessionCap;
 
     public SeedPolicy(double utilisationWeight, double sessionWeight, long sessionCap) {
-        if (utilisationWeight < 0 || sessionWeight < 0 || utilisationWeight + sessionWeight == 0) {
-            throw new IllegalArgumentException("weights must be non-negative and not both zero, got utilisation="
+        // NaN or infinite weights would turn every score into NaN, and the lowest-score pick would then
+        // always keep the first candidate: the herding the random tie-break exists to prevent.
+        if (!Double.isFinite(utilisationWeight) || !Double.isFinite(sessionWeight)
+                || utilisationWeight < 0 || sessionWeight < 0 || utilisationWeight + sessionWeight == 0) {
+            throw new IllegalArgumentException("weights must be finite, non-negative and not both zero, got utilisation="
                     + utilisationWeight + " sessions=" + sessionWeight);
         }
         if (sessionCap <= 0) {

@@ -67,7 +67,10 @@ public final class SparkRestProbe implements LoadProbe {
     }
 
     private CompletableFuture<byte[]> get(String path) {
-        HttpRequest request = HttpRequest.newBuilder(base.resolve(path)).timeout(timeout).GET().build();
+        // The whole probe's deadline (orTimeout above) must be the one that fires, so a hang always surfaces
+        // as a TimeoutException; the per-request timeout only stops the HTTP exchange from lingering after.
+        HttpRequest request = HttpRequest.newBuilder(base.resolve(path)).timeout(timeout.multipliedBy(2)).GET()
+                .build();
         return http.sendAsync(request, HttpResponse.BodyHandlers.ofByteArray()).thenApply(response -> {
             if (response.statusCode() == 404) {
                 applicationId = null;

@@ -1,0 +1,65 @@
+package io.scrouter.scorer.policy;
+
+import io.scrouter.scorer.Candidate;
+import io.scrouter.scorer.PlacementPolicy;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+
+class PoliciesTest {
+
+    @Test
+    void seedNameBuildsTheSeedPolicy() {
+        PlacementPolicy policy = Policies.byName("seed", PolicySettings.DEFAULTS);
+
+        assertThat(policy).isInstanceOf(SeedPolicy.class);
+        assertThat(policy.name()).isEqualTo("seed");
+    }
+
+    @Test
+    void settingsReachThePolicy() {
+        SeedPolicy policy = (SeedPolicy) Policies.byName("seed", new PolicySettings(0.5, 0.5, 4));
+
+        // 0.5 * 0.4 + 0.5 * (2 / 4) = 0.45; with the defaults (0.9, 0.1, 50) it would be 0.364.
+        assertThat(policy.score(new Candidate("a", 0.4, true, 2, 0))).isCloseTo(0.45, within(1e-12));
+    }
+
+    @Test
+    void defaultsAreTheSeedDesignValues() {
+        assertThat(PolicySettings.DEFAULTS).isEqualTo(new PolicySettings(0.9, 0.1, 50));
+        assertThat(Policies.DEFAULT).isEqualTo("seed");
+        assertThat(Policies.NAMES).contains(Policies.DEFAULT);
+    }
+
+    @Test
+    void everyListedNameBuildsAPolicyOfThatName() {
+        for (String name : Policies.NAMES) {
+            assertThat(Policies.byName(name, PolicySettings.DEFAULTS).name()).isEqualTo(name);
+        }
+    }
+
+    @Test
+    void unknownNameIsRejectedListingTheKnownNames() {
+        assertThatThrownBy(() -> Policies.byName("fastest", PolicySettings.DEFAULTS))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'fastest'")
+                .hasMessageContaining("known policies: [seed]");
+    }
+
+    @Test
+    void nameMatchIsExact() {
+        // Configuration typos must surface at start, not silently select something.
+        assertThatThrownBy(() -> Policies.byName("Seed", PolicySettings.DEFAULTS))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("known policies");
+    }
+
+    @Test
+    void invalidSettingsAreRejectedByThePolicy() {
+        assertThatThrownBy(() -> Policies.byName("seed", new PolicySettings(0.9, 0.1, 0)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("session cap must be positive");
+    }
+}
