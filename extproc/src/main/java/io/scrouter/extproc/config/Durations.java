@@ -20,12 +20,16 @@ public final class Durations {
         if (!m.matches()) {
             throw new ConfigException(key, "must be a duration such as 250ms, 1s, 30m or 2h, got '" + text + "'");
         }
-        long n = Long.parseLong(m.group(1));
-        return switch (m.group(2)) {
-            case "ms" -> Duration.ofMillis(n);
-            case "s" -> Duration.ofSeconds(n);
-            case "m" -> Duration.ofMinutes(n);
-            default -> Duration.ofHours(n);
-        };
+        try {
+            long n = Long.parseLong(m.group(1));
+            return switch (m.group(2)) {
+                case "ms" -> Duration.ofMillis(n);
+                case "s" -> Duration.ofSeconds(n);
+                case "m" -> Duration.ofMinutes(n);
+                default -> Duration.ofHours(n);
+            };
+        } catch (NumberFormatException | ArithmeticException e) {
+            throw new ConfigException(key, "is far too large, got '" + text + "'");
+        }
     }
 }

@@ -124,7 +124,7 @@ final class Section {
             result = fallback;
         } else if (v.canConvertToLong() && v.isIntegralNumber()) {
             result = v.asLong();
-        } else if (v.isTextual() && v.asText().trim().matches("-?\\d+")) {
+        } else if (v.isTextual() && v.asText().trim().matches("-?\\d{1,18}")) {
             result = Long.parseLong(v.asText().trim());
         } else {
             throw new ConfigException(key(name), "must be a whole number, got '" + v.asText() + "'");

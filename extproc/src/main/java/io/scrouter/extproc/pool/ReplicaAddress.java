@@ -26,6 +26,19 @@ public final class ReplicaAddress {
         return id != null && ID.matcher(id).matches();
     }
 
+    /**
+     * Full IPv6 syntax check. The character pattern above guarantees a literal (no letters beyond hex, so
+     * no name lookup can happen); the JDK parser then rejects what is not a valid address, such as
+     * {@code :::::} or nine groups.
+     */
+    private static boolean isIpv6Literal(String text) {
+        try {
+            return java.net.InetAddress.getByName("[" + text + "]") instanceof java.net.Inet6Address;
+        } catch (java.net.UnknownHostException e) {
+            return false;
+        }
+    }
+
     /** The address in canonical text if it is a literal {@code ip:port}, else empty. */
     public static Optional<String> parse(String text) {
         if (text == null || text.length() > 64) {
@@ -42,7 +55,7 @@ public final class ReplicaAddress {
         }
         if (host.startsWith("[") && host.endsWith("]")) {
             String inner = host.substring(1, host.length() - 1);
-            if (!IPV6.matcher(inner).matches() || !inner.contains(":")) {
+            if (!IPV6.matcher(inner).matches() || !inner.contains(":") || !isIpv6Literal(inner)) {
                 return Optional.empty();
             }
         } else if (!IPV4.matcher(host).matches()) {

@@ -22,13 +22,23 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.LongSupplier;
 
 /**
- * Bindings in Redis, one key per session with native expiry ({@code SET NX PX} to bind, {@code GETEX PX} to
- * read and refresh), which is far cheaper for Redis than a script-backed map. See {@link RedisKeys}.
+ * Bindings in Redis, one key per session with native expiry ({@code SET NX PX} to bind; reads refresh the
+ * expiry in a one-key script that leaves tombstones alone), far cheaper for Redis than a script-backed map.
+ * See {@link RedisKeys}.
  *
  * <p>Nothing here blocks: every method returns Redisson's future as a {@link CompletableFuture}; callers
  * put their own deadline on it.
  */
 public final class RedisSessionStore implements SessionStore {
+
+    // Read and refresh a live binding; a tombstone keeps its own (lost-TTL) expiry. GETEX alone would
+    // stretch tombstones to the idle TTL.
+    private static final String FIND = """
+            local v = redis.call('GET', KEYS[1])
+            if v and string.sub(v, 1, 1) ~= '!' then
+              redis.call('PEXPIRE', KEYS[1], ARGV[1])
+            end
+            return v""";
 
     // Compare-and-refresh: only push back the expiry of a binding that still names the same replica.
     private static final String TOUCH = """
@@ -77,8 +87,22 @@ public final class RedisSessionStore implements SessionStore {
 
     @Override
     public CompletableFuture<Optional<Binding>> find(String sessionId) {
-        return bucket(sessionId).getAndExpireAsync(idleTtl).toCompletableFuture()
-                .thenApply(v -> Optional.ofNullable(v).map(Binding::decode));
+        String key = keys.session(sessionId);
+        RFuture<String> found = redis.getScript(StringCodec.INSTANCE).evalAsync(key, RScript.Mode.READ_WRITE, FIND,
+                RScript.ReturnType.VALUE, List.of(key), Long.toString(idleTtl.toMillis()));
+        return found.toCompletableFuture().thenCompose(v -> {
+            if (v == null) {
+                return CompletableFuture.completedFuture(Optional.<Binding>empty());
+            }
+            Binding b = Binding.decode(v);
+            if (b.lost()) {
+                return CompletableFuture.completedFuture(Optional.of(b));
+            }
+            // The key's expiry moved; move the session's score in its replica's index with it, or it would
+            // drop out of the replica's count while still alive.
+            return index(b.replicaId()).addAsync(expiry(), sessionId).toCompletableFuture()
+                    .thenApply(x -> Optional.of(b));
+        });
     }
 
     @Override

@@ -1,0 +1,219 @@
+package io.scrouter.extproc.session;
+
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The semantic contract of {@link SessionStore}, run against every implementation: the embedded in-memory
+ * store must behave like the shared Redis one, or the default mode would test something else than production.
+ *
+ * <p>Only behaviour that does not depend on wall-clock expiry is here; the session counts are driven by the
+ * injected clock in both stores, so their expiry is part of the contract too.
+ */
+abstract class SessionStoreContract {
+
+    static final Duration IDLE = Duration.ofSeconds(60);
+    static final Duration LOST = Duration.ofSeconds(120);
+    static final String S1 = "00000000-0000-0000-0000-000000000001";
+    static final String S2 = "00000000-0000-0000-0000-000000000002";
+    static final String S3 = "00000000-0000-0000-0000-000000000003";
+
+    protected final AtomicLong clock = new AtomicLong(1_700_000_000_000L);
+    protected SessionStore store;
+
+    /** A fresh, empty store with these TTLs, reading time from {@code clock}. */
+    protected abstract SessionStore createStore(Duration idleTtl, Duration lostTtl, LongSupplier clock)
+            throws Exception;
+
+    @BeforeEach
+    void createContractStore() throws Exception {
+        store = createStore(IDLE, LOST, clock::get);
+    }
+
+    static <T> T await(CompletableFuture<T> f) throws Exception {
+        return f.get(10, TimeUnit.SECONDS);
+    }
+
+    Optional<Binding> find(String session) throws Exception {
+        return await(store.find(session));
+    }
+
+    Binding bind(String session, String replica) throws Exception {
+        return await(store.bindIfAbsent(session, replica));
+    }
+
+    Map<String, Long> count(String... replicas) throws Exception {
+        return await(store.countSessions(List.of(replicas)));
+    }
+
+    @Test
+    void unknownSessionIsNotFound() throws Exception {
+        assertThat(find(S1)).isEmpty();
+    }
+
+    @Test
+    void firstBindingWinsAndLaterOnesGetIt() throws Exception {
+        assertThat(bind(S1, "a")).isEqualTo(Binding.to("a"));
+        assertThat(bind(S1, "b")).isEqualTo(Binding.to("a"));
+        assertThat(bind(S1, "a")).isEqualTo(Binding.to("a"));
+
+        assertThat(find(S1)).contains(Binding.to("a"));
+    }
+
+    @Test
+    void sessionsAreIndependent() throws Exception {
+        bind(S1, "a");
+        bind(S2, "b");
+
+        assertThat(find(S1)).contains(Binding.to("a"));
+        assertThat(find(S2)).contains(Binding.to("b"));
+        assertThat(find(S3)).isEmpty();
+    }
+
+    @Test
+    void touchConfirmsOnlyTheBoundReplica() throws Exception {
+        bind(S1, "a");
+
+        assertThat(await(store.touch(S1, "a"))).isTrue();
+        assertThat(await(store.touch(S1, "b"))).isFalse();
+        assertThat(await(store.touch(S2, "a"))).isFalse();
+        // A touch for the wrong replica must not create or change anything.
+        assertThat(find(S1)).contains(Binding.to("a"));
+        assertThat(find(S2)).isEmpty();
+    }
+
+    @Test
+    void releaseFreesOnlyAMatchingBinding() throws Exception {
+        bind(S1, "a");
+
+        await(store.release(S1, "b"));
+        assertThat(find(S1)).contains(Binding.to("a"));
+
+        await(store.release(S1, "a"));
+        assertThat(find(S1)).isEmpty();
+        // Freed: the next request of that id is a new session and may go elsewhere.
+        assertThat(bind(S1, "b")).isEqualTo(Binding.to("b"));
+    }
+
+    @Test
+    void releasingAnUnknownSessionIsHarmless() throws Exception {
+        await(store.release(S1, "a"));
+
+        assertThat(find(S1)).isEmpty();
+    }
+
+    @Test
+    void countsLiveSessionsPerReplica() throws Exception {
+        bind(S1, "a");
+        bind(S2, "a");
+        bind(S3, "b");
+        bind(S3, "a"); // lost the race: no second count
+
+        assertThat(count("a", "b", "c")).isEqualTo(Map.of("a", 2L, "b", 1L, "c", 0L));
+    }
+
+    @Test
+    void releaseLowersTheCount() throws Exception {
+        bind(S1, "a");
+        bind(S2, "a");
+
+        await(store.release(S1, "a"));
+
+        assertThat(count("a")).isEqualTo(Map.of("a", 1L));
+    }
+
+    @Test
+    void countsFallToZeroOnceTheIdleTtlHasPassed() throws Exception {
+        bind(S1, "a");
+        bind(S2, "b");
+        clock.addAndGet(IDLE.toMillis() - 1);
+        assertThat(count("a", "b")).isEqualTo(Map.of("a", 1L, "b", 1L));
+
+        clock.addAndGet(2);
+
+        assertThat(count("a", "b")).isEqualTo(Map.of("a", 0L, "b", 0L));
+    }
+
+    @Test
+    void lookupKeepsASessionCountedLikeATouch() throws Exception {
+        // Regression: the Redis store refreshed the key on lookup but not the session's score in its
+        // replica's index, so a session kept alive by lookups dropped out of the count.
+        bind(S1, "a");
+        clock.addAndGet(IDLE.toMillis() - 1);
+        assertThat(find(S1)).contains(Binding.to("a"));
+
+        clock.addAndGet(IDLE.toMillis() - 1);
+
+        assertThat(count("a")).isEqualTo(Map.of("a", 1L));
+    }
+
+    @Test
+    void touchKeepsASessionCounted() throws Exception {
+        bind(S1, "a");
+        clock.addAndGet(IDLE.toMillis() - 1);
+        assertThat(await(store.touch(S1, "a"))).isTrue();
+
+        clock.addAndGet(IDLE.toMillis() - 1);
+
+        // Two idle periods after the bind, but only one minus a millisecond after the touch.
+        assertThat(count("a")).isEqualTo(Map.of("a", 1L));
+    }
+
+    @Test
+    void evictReplicaMarksItsSessionsLostAndLeavesOthersAlone() throws Exception {
+        bind(S1, "a");
+        bind(S2, "a");
+        bind(S3, "b");
+
+        assertThat(await(store.evictReplica("a"))).isEqualTo(2L);
+
+        assertThat(find(S1)).contains(Binding.lostOn("a"));
+        assertThat(find(S2)).contains(Binding.lostOn("a"));
+        assertThat(find(S3)).contains(Binding.to("b"));
+        assertThat(count("a", "b")).isEqualTo(Map.of("a", 0L, "b", 1L));
+    }
+
+    @Test
+    void lostSessionIsNotSilentlyRePlaced() throws Exception {
+        bind(S1, "a");
+        await(store.evictReplica("a"));
+
+        // A new router that has never seen S1 must get the tombstone, not a fresh binding elsewhere.
+        assertThat(bind(S1, "b")).isEqualTo(Binding.lostOn("a"));
+        assertThat(await(store.touch(S1, "a"))).isFalse();
+        await(store.release(S1, "a"));
+        assertThat(find(S1)).contains(Binding.lostOn("a"));
+    }
+
+    @Test
+    void evictionIsIdempotent() throws Exception {
+        bind(S1, "a");
+        await(store.evictReplica("a"));
+
+        assertThat(await(store.evictReplica("a"))).isZero();
+        assertThat(await(store.evictReplica("never-there"))).isZero();
+        assertThat(find(S1)).contains(Binding.lostOn("a"));
+    }
+
+    @Test
+    void replicaThatReturnsAfterEvictionStartsFromZero() throws Exception {
+        bind(S1, "a");
+        await(store.evictReplica("a"));
+
+        bind(S2, "a");
+
+        assertThat(count("a")).isEqualTo(Map.of("a", 1L));
+        assertThat(find(S1)).contains(Binding.lostOn("a"));
+    }
+}
