@@ -3,6 +3,7 @@ package io.scrouter.extproc;
 import io.scrouter.extproc.config.ConfigException;
 import io.scrouter.extproc.config.ConfigLoader;
 import io.scrouter.extproc.config.RouterConfig;
+import io.scrouter.extproc.publisher.PublisherCommand;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.bridge.SLF4JBridgeHandler;
@@ -16,9 +17,18 @@ import java.util.concurrent.CountDownLatch;
 /**
  * Entry point. {@code java -jar extproc-all.jar [--config FILE]}: without a file, the embedded default
  * (in-memory store, a static pool of two local replicas) runs, so the service can be tried with nothing else
- * installed.
+ * installed. {@code java -jar extproc-all.jar publish ...} runs the replica publisher sidecar instead
+ * ({@link PublisherCommand}).
  */
 public final class Main {
+
+    static {
+        // Must run before the first logger exists: picks the JSON layout for log pipelines.
+        if ("json".equalsIgnoreCase(System.getenv("SCROUTER_LOG_FORMAT"))
+                && System.getProperty("logback.configurationFile") == null) {
+            System.setProperty("logback.configurationFile", "logback-json.xml");
+        }
+    }
 
     private static final Logger LOG = LoggerFactory.getLogger(Main.class);
     static final String DEFAULT_CONFIG = "/default-config.yaml";
@@ -29,6 +39,15 @@ public final class Main {
     public static void main(String[] args) throws Exception {
         SLF4JBridgeHandler.removeHandlersForRootLogger();
         SLF4JBridgeHandler.install();
+        if (args.length > 0 && args[0].equals("publish")) {
+            try {
+                PublisherCommand.run(java.util.Arrays.copyOfRange(args, 1, args.length), System.getenv());
+            } catch (ConfigException | IllegalArgumentException e) {
+                System.err.println("scrouter publish: " + e.getMessage());
+                System.exit(2);
+            }
+            return;
+        }
         RouterConfig config;
         try {
             config = loadConfig(args);

@@ -8,6 +8,10 @@ import io.scrouter.extproc.config.RouterConfig;
 import io.scrouter.extproc.envoy.DecisionObserver;
 import io.scrouter.extproc.envoy.ExtProcService;
 import io.scrouter.extproc.envoy.RouteHeaders;
+import io.scrouter.extproc.ops.AdminServer;
+import io.scrouter.extproc.ops.RouterMetrics;
+import io.scrouter.extproc.ops.RouterStatus;
+import io.prometheus.metrics.exporter.httpserver.HTTPServer;
 import io.scrouter.extproc.pool.InstanceStore;
 import io.scrouter.extproc.pool.LoadProber;
 import io.scrouter.extproc.pool.PoolRefresher;
@@ -23,6 +27,7 @@ import io.scrouter.extproc.routing.SessionCounts;
 import io.scrouter.extproc.routing.SessionRouter;
 import io.scrouter.extproc.routing.StoreHealth;
 import io.scrouter.extproc.session.InMemorySessionStore;
+import io.scrouter.extproc.session.ObservedSessionStore;
 import io.scrouter.extproc.session.RedisSessionStore;
 import io.scrouter.extproc.session.SessionStore;
 import io.scrouter.scorer.load.LoadBoard;
@@ -67,21 +72,31 @@ public final class RouterServer implements AutoCloseable {
     private final ScheduledExecutorService maintenance;
     private final ExecutorService probeExecutor;
     private final Server server;
+    private final RouterStatus status;
+    private final RouterMetrics metrics;
+    private final LongSupplier clock;
+    private AdminServer admin;
+    private HTTPServer metricsServer;
 
     private RouterServer(RouterConfig config, ServerBuilder<?> builder, DecisionObserver observer,
                          LongSupplier clock) {
         this.config = config;
+        this.clock = clock;
+        // The metrics read the status lazily (at scrape time), so they can be built before the parts they watch.
+        RouterStatus[] statusRef = new RouterStatus[1];
+        this.metrics = new RouterMetrics(() -> statusRef[0]);
         InstanceStore instances;
         if (config.redis().isPresent()) {
             RouterConfig.Redis r = config.redis().get();
             RedisKeys keys = new RedisKeys(r.keyPrefix());
             this.redis = RedisClients.create(r);
-            this.sessions = new RedisSessionStore(redis, keys, config.sessions().idleTtl(), config.sessions().lostTtl(),
-                    clock);
+            this.sessions = new ObservedSessionStore(new RedisSessionStore(redis, keys, config.sessions().idleTtl(),
+                    config.sessions().lostTtl(), clock), metrics);
             instances = new RedisInstanceStore(redis, keys);
         } else {
             this.redis = null;
-            this.sessions = new InMemorySessionStore(config.sessions().idleTtl(), config.sessions().lostTtl(), clock);
+            this.sessions = new ObservedSessionStore(new InMemorySessionStore(config.sessions().idleTtl(),
+                    config.sessions().lostTtl(), clock), metrics);
             instances = new StaticInstanceStore(config.pool().staticReplicas().stream()
                     .map(s -> new Replica(s.id(), s.grpc(), s.metricsUrl(), ReplicaState.parse(s.state()).orElseThrow()))
                     .toList());
@@ -106,10 +121,16 @@ public final class RouterServer implements AutoCloseable {
                 config.sessions().idleTtl().toMillis());
         this.router = new SessionRouter(pool, poolRefresher, sessions, board, placer, counts,
                 new StoreHealth(3, 1000), settings, clock);
+        this.status = new RouterStatus(pool, board, prober, poolRefresher, router, clock);
+        statusRef[0] = status;
         this.maintenance = Executors.newSingleThreadScheduledExecutor(daemon("scrouter-maintenance"));
         long deadline = config.server().decisionDeadline().toMillis();
+        DecisionObserver observers = (d, nanos, forged) -> {
+            metrics.decided(d, nanos, forged);
+            observer.decided(d, nanos, forged);
+        };
         this.server = builder
-                .addService(new ExtProcService(router, observer, deadline))
+                .addService(new ExtProcService(router, observers, deadline))
                 .addService(health.getHealthService())
                 .build();
     }
@@ -147,11 +168,20 @@ public final class RouterServer implements AutoCloseable {
         long probe = config.probe().interval().toMillis();
         maintenance.scheduleWithFixedDelay(prober::probeAll, probe, probe, TimeUnit.MILLISECONDS);
         server.start();
+        if (config.admin().port() >= 0) {
+            admin = new AdminServer(config.admin().bindAddress(), config.admin().port(), status, sessions);
+        }
+        if (config.metrics().port() >= 0) {
+            metricsServer = HTTPServer.builder().hostname(config.metrics().bindAddress())
+                    .port(config.metrics().port()).registry(metrics.registry()).buildAndStart();
+        }
         health.setStatus("", io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
         health.setStatus(RouteHeaders.HEALTH_SERVICE, io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
-        LOG.info("ext_proc router listening on {}:{} (store={}, policy={}, pool={} replicas)",
+        LOG.info("ext_proc router listening on {}:{} (store={}, policy={}, pool={} replicas, admin={}, metrics={})",
                 config.server().bindAddress(), port(), redis == null ? "embedded" : "redis",
-                config.placement().policy(), pool.snapshot().size());
+                config.placement().policy(), pool.snapshot().size(),
+                admin == null ? "off" : config.admin().bindAddress() + ":" + admin.port(),
+                metricsServer == null ? "off" : config.metrics().bindAddress() + ":" + metricsServer.getPort());
     }
 
     private void safely() {
@@ -200,9 +230,33 @@ public final class RouterServer implements AutoCloseable {
         return config;
     }
 
+    public RouterStatus status() {
+        return status;
+    }
+
+    public RouterMetrics metrics() {
+        return metrics;
+    }
+
+    /** The admin view's port, or -1 when it is off. */
+    public int adminPort() {
+        return admin == null ? -1 : admin.port();
+    }
+
+    /** The metrics endpoint's port, or -1 when it is off. */
+    public int metricsPort() {
+        return metricsServer == null ? -1 : metricsServer.getPort();
+    }
+
     @Override
     public void close() {
         health.enterTerminalState();
+        if (admin != null) {
+            admin.close();
+        }
+        if (metricsServer != null) {
+            metricsServer.close();
+        }
         server.shutdown();
         maintenance.shutdownNow();
         try {

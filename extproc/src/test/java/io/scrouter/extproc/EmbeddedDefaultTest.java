@@ -32,7 +32,8 @@ class EmbeddedDefaultTest {
             yaml = new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
         // Same file as `bin/run`, on a free port so the test never clashes with a running service.
-        RouterConfig config = ConfigLoader.parse(yaml, Map.of("SCROUTER_PORT", "0"));
+        RouterConfig config = ConfigLoader.parse(yaml, Map.of("SCROUTER_PORT", "0", "SCROUTER_ADMIN_PORT", "0",
+                "SCROUTER_METRICS_PORT", "0"));
         assertThat(config.redis()).isEmpty();
         try (RouterServer rs = RouterServer.start(config)) {
             ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", rs.port()).usePlaintext().build();

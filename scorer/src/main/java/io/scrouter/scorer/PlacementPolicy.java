@@ -16,4 +16,12 @@ public interface PlacementPolicy {
     String name();
 
     Candidate choose(List<Candidate> candidates, RandomGenerator random);
+
+    /**
+     * The candidate's score under this policy (lower is better), for operators to see why a replica is or
+     * is not chosen; NaN when the policy does not reduce a candidate to one number.
+     */
+    default double score(Candidate candidate) {
+        return Double.NaN;
+    }
 }

@@ -38,7 +38,8 @@ public final class ConfigLoader {
             "SCROUTER_REDIS_MODE", "redis.mode",
             "SCROUTER_POLICY", "placement.policy",
             "SCROUTER_SESSION_IDLE_TTL", "sessions.idleTtl",
-            "SCROUTER_ADMIN_PORT", "admin.port");
+            "SCROUTER_ADMIN_PORT", "admin.port",
+            "SCROUTER_METRICS_PORT", "metrics.port");
 
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
     private static final Duration MS = Duration.ofMillis(1);
@@ -156,8 +157,13 @@ public final class ConfigLoader {
 
         Section a = root.section("admin");
         RouterConfig.Admin admin = new RouterConfig.Admin(a.string("bindAddress", "127.0.0.1"),
-                a.integer("port", 9901, 0, 65535));
+                a.integer("port", -1, -1, 65535));
         a.rejectUnknownKeys();
+
+        Section m = root.section("metrics");
+        RouterConfig.Metrics metrics = new RouterConfig.Metrics(m.string("bindAddress", "0.0.0.0"),
+                m.integer("port", -1, -1, 65535));
+        m.rejectUnknownKeys();
 
         root.rejectUnknownKeys();
         if (redis.isEmpty() && statics.isEmpty()) {
@@ -165,7 +171,7 @@ public final class ConfigLoader {
                     + "know no replica; list replicas under pool.static or configure redis");
         }
         return new RouterConfig(server, redis, new RouterConfig.Pool(pollInterval, List.copyOf(statics)), probe,
-                sessions, placement, admin);
+                sessions, placement, admin, metrics);
     }
 
     private static RouterConfig.Redis redis(Section r) {

@@ -9,7 +9,7 @@ import java.util.Optional;
  * passed its range check, so the rest of the service does not re-validate.
  */
 public record RouterConfig(Server server, Optional<Redis> redis, Pool pool, Probe probe, Sessions sessions,
-                           Placement placement, Admin admin) {
+                           Placement placement, Admin admin, Metrics metrics) {
 
     /** The ext_proc gRPC server. {@code decisionDeadline} bounds one decision, Redis included. */
     public record Server(String bindAddress, int port, Duration decisionDeadline) {
@@ -61,7 +61,11 @@ public record RouterConfig(Server server, Optional<Redis> redis, Pool pool, Prob
                             double ewmaAlpha) {
     }
 
-    /** The operator's HTTP endpoint (admin view and metrics); loopback by default. Port 0 turns it off. */
+    /** The operator's admin view (pool, sessions, health); loopback by default. Port -1 turns it off. */
     public record Admin(String bindAddress, int port) {
+    }
+
+    /** Prometheus metrics endpoint ({@code /metrics}); all interfaces by default, for scraping. -1 turns it off. */
+    public record Metrics(String bindAddress, int port) {
     }
 }

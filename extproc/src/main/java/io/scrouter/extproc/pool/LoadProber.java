@@ -23,6 +23,7 @@ public final class LoadProber {
     private final Function<Replica, LoadProbe> probeFactory;
     private final LongSupplier clock;
     private final Map<String, ProbeSlot> slots = new ConcurrentHashMap<>();
+    private final Map<String, java.util.concurrent.atomic.AtomicLong> failures = new ConcurrentHashMap<>();
 
     /** The probe built for one replica incarnation, and whether it is running. */
     private static final class ProbeSlot {
@@ -65,6 +66,7 @@ public final class LoadProber {
                         return; // left while we probed
                     }
                     if (error != null) {
+                        countFailure(r.id());
                         board.recordFailure(r.id(), describe(error));
                     } else {
                         board.recordSample(r.id(), sample, clock.getAsLong());
@@ -72,11 +74,23 @@ public final class LoadProber {
                 });
             } catch (RuntimeException e) {
                 slot.running = false;
+                countFailure(r.id());
                 board.recordFailure(r.id(), describe(e));
             }
         }
         slots.keySet().retainAll(present);
+        failures.keySet().retainAll(present);
         board.retainOnly(present);
+    }
+
+    private void countFailure(String replicaId) {
+        failures.computeIfAbsent(replicaId, k -> new java.util.concurrent.atomic.AtomicLong()).incrementAndGet();
+    }
+
+    /** Failed probes per replica since it joined the pool (for metrics). */
+    public long failuresOf(String replicaId) {
+        java.util.concurrent.atomic.AtomicLong n = failures.get(replicaId);
+        return n == null ? 0 : n.get();
     }
 
     private static boolean sameEndpoint(Replica a, Replica b) {

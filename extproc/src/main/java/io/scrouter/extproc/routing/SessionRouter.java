@@ -73,6 +73,7 @@ public final class SessionRouter {
         this.nearCache = Caffeine.newBuilder()
                 .maximumSize(settings.nearCacheMaxSize())
                 .expireAfterAccess(Duration.ofMillis(settings.idleTtlMillis()))
+                .recordStats()
                 .build();
         pool.onChange(this::onPoolChange);
     }
@@ -306,6 +307,32 @@ public final class SessionRouter {
     /** True while new sessions are placed without load figures (every replica's metrics stale). */
     public boolean isDegraded() {
         return degraded;
+    }
+
+    /** Near-cache hit and miss counts since start (for the hit-ratio metric). */
+    public com.github.benmanes.caffeine.cache.stats.CacheStats nearCacheStats() {
+        return nearCache.stats();
+    }
+
+    /** Every replica of the pool as the placement policy would see it now (for the admin view and metrics). */
+    public List<Candidate> candidatesNow() {
+        long now = clock.getAsLong();
+        List<Candidate> out = new ArrayList<>();
+        for (Replica r : pool.snapshot().all()) {
+            ReplicaLoad load = board.get(r.id());
+            boolean fresh = r.metricsUrl() != null && load.isFresh(now, board.staleAfterMillis());
+            out.add(new Candidate(r.id(), load.utilisation(), fresh, counts.get(r.id()), load.placementsSinceSample()));
+        }
+        return out;
+    }
+
+    public Placer placer() {
+        return placer;
+    }
+
+    /** True while the session store is skipped after repeated failures. */
+    public boolean storeCircuitOpen() {
+        return storeHealth.isOpen();
     }
 
     /** Sessions held in this router's near-cache (approximate). */

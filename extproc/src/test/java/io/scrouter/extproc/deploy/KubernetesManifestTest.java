@@ -112,7 +112,7 @@ class KubernetesManifestTest {
         JsonNode config = EnvoyProtos.YAML.readTree(configMap.doc().path("data").path(fileName).asText());
         assertThat(config.path("server").path("port").asInt()).isEqualTo(RouteHeaders.DEFAULT_EXTPROC_PORT);
         assertThat(config.fieldNames()).toIterable()
-                .containsExactlyInAnyOrder("server", "redis", "pool", "sessions", "placement");
+                .containsExactlyInAnyOrder("server", "redis", "pool", "sessions", "placement", "admin", "metrics");
         assertThat(config.path("placement").path("policy").asText()).isNotEmpty();
     }
 

@@ -48,6 +48,7 @@ public final class SeedPolicy implements PlacementPolicy {
         return NAME;
     }
 
+    @Override
     public double score(Candidate c) {
         double sessions = Math.min((double) c.activeSessions() / sessionCap, 1.0);
         return utilisationWeight * c.utilisation() + sessionWeight * sessions;

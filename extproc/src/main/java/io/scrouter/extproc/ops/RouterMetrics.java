@@ -1,0 +1,193 @@
+package io.scrouter.extproc.ops;
+
+import com.github.benmanes.caffeine.cache.stats.CacheStats;
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.CounterWithCallback;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.core.metrics.Histogram;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.prometheus.metrics.model.snapshots.Unit;
+import io.scrouter.extproc.envoy.DecisionObserver;
+import io.scrouter.extproc.routing.Decision;
+import io.scrouter.extproc.session.StoreCallObserver;
+
+import java.util.Locale;
+
+/**
+ * The router's Prometheus metrics. Counters and histograms are fed on the request path (lock-free
+ * increments); everything about replicas is read from {@link RouterStatus} only when scraped.
+ * Names follow Prometheus conventions: {@code scrouter_} prefix, base units, {@code _total} on counters.
+ */
+public final class RouterMetrics implements DecisionObserver, StoreCallObserver {
+
+    /** Decision latency buckets: the interesting range is 10 µs to Envoy's 200 ms message timeout. */
+    private static final double[] DECISION_BUCKETS = {0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001,
+            0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.5};
+    private static final double[] REDIS_BUCKETS = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+            0.05, 0.1, 0.25, 1};
+    private static final String[] STATES = {"ready", "warming", "draining"};
+
+    private final PrometheusRegistry registry;
+    private final Counter decisions;
+    private final Histogram decisionSeconds;
+    private final Counter clientRouteHeader;
+    private final Histogram redisSeconds;
+    private final Counter redisErrors;
+
+    public RouterMetrics(java.util.function.Supplier<RouterStatus> statusSource) {
+        this.registry = new PrometheusRegistry();
+        StatusView status = new StatusView(statusSource);
+        decisions = Counter.builder().name("scrouter_decisions_total")
+                .help("Routing decisions by outcome (known, placed, placed_degraded, fallback, rejected) and "
+                        + "rejection reason")
+                .labelNames("outcome", "reason").register(registry);
+        decisionSeconds = Histogram.builder().name("scrouter_decision_duration_seconds")
+                .help("Time from Envoy's request headers to the router's answer").unit(Unit.SECONDS)
+                .classicUpperBounds(DECISION_BUCKETS).classicOnly().labelNames("outcome").register(registry);
+        clientRouteHeader = Counter.builder().name("scrouter_client_route_header_total")
+                .help("Requests that arrived carrying the route header themselves (overwritten; a sign that "
+                        + "Envoy's header removal is missing)").register(registry);
+        redisSeconds = Histogram.builder().name("scrouter_store_call_duration_seconds")
+                .help("Session-store (Redis) call latency by operation").unit(Unit.SECONDS)
+                .classicUpperBounds(REDIS_BUCKETS).classicOnly().labelNames("operation").register(registry);
+        redisErrors = Counter.builder().name("scrouter_store_errors_total")
+                .help("Session-store (Redis) calls that failed or timed out, by operation")
+                .labelNames("operation").register(registry);
+
+        CounterWithCallback.builder().name("scrouter_near_cache_requests_total")
+                .help("Near-cache lookups by result (hit, miss)").labelNames("result")
+                .callback(cb -> {
+                    CacheStats s = status.router().nearCacheStats();
+                    cb.call(s.hitCount(), "hit");
+                    cb.call(s.missCount(), "miss");
+                }).register(registry);
+        GaugeWithCallback.builder().name("scrouter_near_cache_hit_ratio")
+                .help("Near-cache hits over lookups since start")
+                .callback(cb -> cb.call(status.router().nearCacheStats().hitRate())).register(registry);
+        GaugeWithCallback.builder().name("scrouter_near_cache_sessions")
+                .help("Sessions held in this router's near-cache")
+                .callback(cb -> cb.call(status.router().nearCacheSize())).register(registry);
+        GaugeWithCallback.builder().name("scrouter_pool_replicas")
+                .help("Replicas in the pool by state").labelNames("state")
+                .callback(cb -> {
+                    var views = status.replicas();
+                    for (String state : STATES) {
+                        cb.call(views.stream().filter(v -> v.state().equals(state)).count(), state);
+                    }
+                }).register(registry);
+        GaugeWithCallback.builder().name("scrouter_degraded_placement")
+                .help("1 while new sessions are placed without load figures (no replica has fresh metrics)")
+                .callback(cb -> cb.call(status.degraded() ? 1 : 0)).register(registry);
+        GaugeWithCallback.builder().name("scrouter_store_circuit_open")
+                .help("1 while the session store is bypassed after repeated failures (rendezvous fallback)")
+                .callback(cb -> cb.call(status.storeCircuitOpen() ? 1 : 0)).register(registry);
+        GaugeWithCallback.builder().name("scrouter_pool_read_age_seconds")
+                .help("Seconds since the instance store was last read successfully")
+                .callback(cb -> {
+                    long age = status.poolReadAgeMillis();
+                    if (age >= 0) {
+                        cb.call(age / 1000.0);
+                    }
+                }).register(registry);
+
+        GaugeWithCallback.builder().name("scrouter_replica_state")
+                .help("1 for the replica's current state").labelNames("replica", "state")
+                .callback(cb -> status.replicas().forEach(v -> {
+                    for (String state : STATES) {
+                        cb.call(v.state().equals(state) ? 1 : 0, v.id(), state);
+                    }
+                })).register(registry);
+        GaugeWithCallback.builder().name("scrouter_replica_utilisation_ratio")
+                .help("Smoothed (active + pending) / slots from Spark's REST API").labelNames("replica")
+                .callback(cb -> status.replicas().forEach(v -> {
+                    if (!Double.isNaN(v.utilisation())) {
+                        cb.call(v.utilisation(), v.id());
+                    }
+                })).register(registry);
+        GaugeWithCallback.builder().name("scrouter_replica_score")
+                .help("Placement score under the configured policy (lower wins); absent when not fresh")
+                .labelNames("replica")
+                .callback(cb -> status.replicas().forEach(v -> {
+                    if (!Double.isNaN(v.score())) {
+                        cb.call(v.score(), v.id());
+                    }
+                })).register(registry);
+        GaugeWithCallback.builder().name("scrouter_replica_active_sessions")
+                .help("Live sessions bound to the replica").labelNames("replica")
+                .callback(cb -> status.replicas().forEach(v -> cb.call(v.activeSessions(), v.id())))
+                .register(registry);
+        GaugeWithCallback.builder().name("scrouter_replica_sample_age_seconds")
+                .help("Age of the replica's last successful load sample").labelNames("replica")
+                .callback(cb -> status.replicas().forEach(v -> {
+                    if (v.sampleAgeMillis() >= 0) {
+                        cb.call(v.sampleAgeMillis() / 1000.0, v.id());
+                    }
+                })).register(registry);
+        GaugeWithCallback.builder().name("scrouter_replica_fresh")
+                .help("1 if the replica's load sample is fresh enough to be offered new sessions")
+                .labelNames("replica")
+                .callback(cb -> status.replicas().forEach(v -> cb.call(v.fresh() ? 1 : 0, v.id())))
+                .register(registry);
+        CounterWithCallback.builder().name("scrouter_replica_probe_failures_total")
+                .help("Failed or timed-out load probes since the replica joined the pool").labelNames("replica")
+                .callback(cb -> status.replicas().forEach(v -> cb.call(v.probeFailures(), v.id())))
+                .register(registry);
+    }
+
+    /** Reads through to the status at scrape time; empty until the router is wired. */
+    private record StatusView(java.util.function.Supplier<RouterStatus> source) {
+        java.util.List<ReplicaView> replicas() {
+            RouterStatus s = source.get();
+            return s == null ? java.util.List.of() : s.replicas();
+        }
+
+        io.scrouter.extproc.routing.SessionRouter router() {
+            return source.get().router();
+        }
+
+        boolean degraded() {
+            RouterStatus s = source.get();
+            return s != null && s.degraded();
+        }
+
+        boolean storeCircuitOpen() {
+            RouterStatus s = source.get();
+            return s != null && s.storeCircuitOpen();
+        }
+
+        long poolReadAgeMillis() {
+            RouterStatus s = source.get();
+            return s == null ? -1 : s.poolReadAgeMillis();
+        }
+    }
+
+    public PrometheusRegistry registry() {
+        return registry;
+    }
+
+    @Override
+    public void decided(Decision decision, long elapsedNanos, boolean clientSetUpstream) {
+        String outcome;
+        String reason;
+        if (decision instanceof Decision.Route route) {
+            outcome = route.outcome().name().toLowerCase(Locale.ROOT);
+            reason = "";
+        } else {
+            outcome = "rejected";
+            reason = ((Decision.Reject) decision).reason();
+        }
+        decisions.labelValues(outcome, reason).inc();
+        decisionSeconds.labelValues(outcome).observe(elapsedNanos / 1e9);
+        if (clientSetUpstream) {
+            clientRouteHeader.inc();
+        }
+    }
+
+    @Override
+    public void completed(String operation, long elapsedNanos, Throwable error) {
+        redisSeconds.labelValues(operation).observe(elapsedNanos / 1e9);
+        if (error != null) {
+            redisErrors.labelValues(operation).inc();
+        }
+    }
+}

@@ -1,0 +1,79 @@
+package io.scrouter.extproc.ops;
+
+import io.scrouter.extproc.pool.LoadProber;
+import io.scrouter.extproc.pool.PoolRefresher;
+import io.scrouter.extproc.pool.Replica;
+import io.scrouter.extproc.pool.ServerPool;
+import io.scrouter.extproc.routing.SessionRouter;
+import io.scrouter.scorer.Candidate;
+import io.scrouter.scorer.load.LoadBoard;
+import io.scrouter.scorer.load.ReplicaLoad;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.LongSupplier;
+import java.util.stream.Collectors;
+
+/** Assembles what the admin view and the metrics show from the router's live parts. Read-only. */
+public final class RouterStatus {
+
+    private final ServerPool pool;
+    private final LoadBoard board;
+    private final LoadProber prober;
+    private final PoolRefresher refresher;
+    private final SessionRouter router;
+    private final LongSupplier clock;
+
+    public RouterStatus(ServerPool pool, LoadBoard board, LoadProber prober, PoolRefresher refresher,
+                        SessionRouter router, LongSupplier clockMillis) {
+        this.pool = pool;
+        this.board = board;
+        this.prober = prober;
+        this.refresher = refresher;
+        this.router = router;
+        this.clock = clockMillis;
+    }
+
+    public List<ReplicaView> replicas() {
+        long now = clock.getAsLong();
+        Map<String, Candidate> candidates = router.candidatesNow().stream()
+                .collect(Collectors.toMap(Candidate::replicaId, c -> c, (a, b) -> a));
+        List<ReplicaView> out = new ArrayList<>();
+        for (Replica r : pool.snapshot().all()) {
+            ReplicaLoad load = board.get(r.id());
+            Candidate c = candidates.get(r.id());
+            double score = c != null && c.fresh() ? router.placer().policy().score(c) : Double.NaN;
+            out.add(new ReplicaView(r.id(), r.grpcAddress(), r.metricsUrl(), r.state().wireName(), load.utilisation(),
+                    load.lastUtilisation(), c != null && c.fresh(),
+                    load.everSampled() ? load.sampleAgeMillis(now) : -1, load.consecutiveFailures(), load.lastError(),
+                    c == null ? 0 : c.activeSessions(), load.placementsSinceSample(), score, prober.failuresOf(r.id())));
+        }
+        return out;
+    }
+
+    public boolean degraded() {
+        return router.isDegraded();
+    }
+
+    public boolean storeCircuitOpen() {
+        return router.storeCircuitOpen();
+    }
+
+    public String poolError() {
+        return refresher.lastError();
+    }
+
+    public long poolReadAgeMillis() {
+        long last = refresher.lastSuccessMillis();
+        return last == Long.MIN_VALUE ? -1 : Math.max(0, clock.getAsLong() - last);
+    }
+
+    public String policy() {
+        return router.placer().policy().name();
+    }
+
+    public SessionRouter router() {
+        return router;
+    }
+}

@@ -1,0 +1,61 @@
+package io.scrouter.extproc.session;
+
+import java.util.Collection;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+
+/** Wraps a store so that every call's latency and outcome reach a {@link StoreCallObserver} (metrics). */
+public final class ObservedSessionStore implements SessionStore {
+
+    private final SessionStore delegate;
+    private final StoreCallObserver observer;
+
+    public ObservedSessionStore(SessionStore delegate, StoreCallObserver observer) {
+        this.delegate = delegate;
+        this.observer = observer;
+    }
+
+    private <T> CompletableFuture<T> timed(String operation, Supplier<CompletableFuture<T>> call) {
+        long start = System.nanoTime();
+        CompletableFuture<T> f;
+        try {
+            f = call.get();
+        } catch (RuntimeException e) {
+            observer.completed(operation, System.nanoTime() - start, e);
+            return CompletableFuture.failedFuture(e);
+        }
+        return f.whenComplete((v, e) -> observer.completed(operation, System.nanoTime() - start, e));
+    }
+
+    @Override
+    public CompletableFuture<Optional<Binding>> find(String sessionId) {
+        return timed("find", () -> delegate.find(sessionId));
+    }
+
+    @Override
+    public CompletableFuture<Binding> bindIfAbsent(String sessionId, String replicaId) {
+        return timed("bind", () -> delegate.bindIfAbsent(sessionId, replicaId));
+    }
+
+    @Override
+    public CompletableFuture<Boolean> touch(String sessionId, String replicaId) {
+        return timed("touch", () -> delegate.touch(sessionId, replicaId));
+    }
+
+    @Override
+    public CompletableFuture<Void> release(String sessionId, String replicaId) {
+        return timed("release", () -> delegate.release(sessionId, replicaId));
+    }
+
+    @Override
+    public CompletableFuture<Map<String, Long>> countSessions(Collection<String> replicaIds) {
+        return timed("count", () -> delegate.countSessions(replicaIds));
+    }
+
+    @Override
+    public CompletableFuture<Long> evictReplica(String replicaId) {
+        return timed("evict", () -> delegate.evictReplica(replicaId));
+    }
+}

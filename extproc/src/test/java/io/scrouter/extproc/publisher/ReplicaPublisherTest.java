@@ -1,0 +1,156 @@
+package io.scrouter.extproc.publisher;
+
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.Status;
+import io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.NettyServerBuilder;
+import io.grpc.protobuf.services.HealthStatusManager;
+import io.scrouter.extproc.RouterServer;
+import io.scrouter.extproc.config.ConfigLoader;
+import io.scrouter.extproc.pool.RedisInstanceStore;
+import io.scrouter.extproc.pool.ReplicaState;
+import io.scrouter.extproc.redis.RedisKeys;
+import io.scrouter.extproc.testing.Await;
+import io.scrouter.extproc.testing.EnvoyStandIn;
+import io.scrouter.extproc.testing.RedisProcess;
+import io.scrouter.extproc.testing.SparkRestStandIn;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The publisher against a real redis-server and a stand-in replica (a real gRPC server plus Spark-shaped REST
+ * endpoints), with a real router polling the same Redis: warming → ready → draining → gone, and the router
+ * acting on each state.
+ */
+class ReplicaPublisherTest {
+
+    private RedisProcess redis;
+    private RedissonClient client;
+    private SparkRestStandIn rest;
+    private Server replicaGrpc;
+    private RouterServer router;
+    private ManagedChannel channel;
+
+    @BeforeEach
+    void start() throws Exception {
+        redis = RedisProcess.start();
+        Config c = new Config();
+        c.useSingleServer().setAddress(redis.address());
+        client = Redisson.create(c);
+        rest = new SparkRestStandIn().load(0, 0, 2);
+        String yaml = """
+                server: {bindAddress: 127.0.0.1, port: 0}
+                redis: {address: "%s", timeout: 200ms, keyPrefix: pub}
+                pool: {pollInterval: 100ms}
+                probe: {interval: 100ms, staleAfter: 5s}
+                """.formatted(redis.address());
+        router = RouterServer.start(ConfigLoader.parse(yaml, Map.of()));
+        channel = NettyChannelBuilder.forAddress("127.0.0.1", router.port()).usePlaintext().build();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        channel.shutdownNow();
+        router.close();
+        if (replicaGrpc != null) {
+            replicaGrpc.shutdownNow();
+        }
+        rest.close();
+        client.shutdown();
+        redis.close();
+    }
+
+    private int startReplicaGrpc() throws Exception {
+        replicaGrpc = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+                .addService(new HealthStatusManager().getHealthService()).build().start();
+        return replicaGrpc.getPort();
+    }
+
+    private ReplicaState routerSees(String id) {
+        var r = router.pool().snapshot().get(id);
+        return r == null ? null : r.state();
+    }
+
+    @Test
+    void statesGoWarmingReadyDrainingGoneAndTheRouterFollows() throws Exception {
+        int grpcPort = startReplicaGrpc();
+        String grpc = "127.0.0.1:" + grpcPort;
+        RedisInstanceStore store = new RedisInstanceStore(client, new RedisKeys("pub"));
+        EnvoyStandIn envoy = new EnvoyStandIn(channel);
+        try (SparkReadiness readiness = new SparkReadiness(grpc, rest.url(), Duration.ofSeconds(1))) {
+            ReplicaPublisher publisher = new ReplicaPublisher(store, "spark-0", grpc, rest.url(),
+                    Duration.ofSeconds(1), readiness);
+
+            // The driver's REST API is not up yet: warming, and the router places nothing there.
+            rest.failing(true);
+            assertThat(publisher.tick().get(5, TimeUnit.SECONDS)).isEqualTo(ReplicaState.WARMING);
+            Await.until("router sees warming", () -> routerSees("spark-0") == ReplicaState.WARMING);
+            var refused = envoy.send(EnvoyStandIn.sparkCall("Config", UUID.randomUUID().toString()));
+            assertThat(EnvoyStandIn.rejectionCode(refused)).isEqualTo(Status.Code.UNAVAILABLE.value());
+
+            // Both gRPC and REST answer: ready, and new sessions go there.
+            rest.failing(false);
+            assertThat(publisher.tick().get(5, TimeUnit.SECONDS)).isEqualTo(ReplicaState.READY);
+            Await.until("router sees ready", () -> routerSees("spark-0") == ReplicaState.READY);
+            String session = UUID.randomUUID().toString();
+            assertThat(EnvoyStandIn.upstreamOf(envoy.send(EnvoyStandIn.sparkCall("Config", session))))
+                    .isEqualTo(grpc);
+
+            // SIGTERM: draining keeps the session, refuses new ones.
+            publisher.drain();
+            assertThat(publisher.tick().get(5, TimeUnit.SECONDS)).isEqualTo(ReplicaState.DRAINING);
+            Await.until("router sees draining", () -> routerSees("spark-0") == ReplicaState.DRAINING);
+            assertThat(EnvoyStandIn.upstreamOf(envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", session))))
+                    .isEqualTo(grpc);
+            var noNew = envoy.send(EnvoyStandIn.sparkCall("Config", UUID.randomUUID().toString()));
+            assertThat(EnvoyStandIn.rejectionCode(noNew)).isEqualTo(Status.Code.UNAVAILABLE.value());
+
+            // Renewals stop (the publisher exited or the pod died): the entry expires and the replica is gone.
+            Await.until("router drops the expired replica", () -> routerSees("spark-0") == null);
+            var lost = envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", session));
+            assertThat(EnvoyStandIn.rejectionCode(lost)).isEqualTo(Status.Code.FAILED_PRECONDITION.value());
+        }
+    }
+
+    @Test
+    void replicaWhoseGrpcPortIsClosedStaysWarmingWithTheReason() throws Exception {
+        int closedPort = RedisProcess.freePort();
+        String grpc = "127.0.0.1:" + closedPort;
+        try (SparkReadiness readiness = new SparkReadiness(grpc, rest.url(), Duration.ofMillis(500))) {
+            assertThat(readiness.notReadyReason().get(5, TimeUnit.SECONDS)).contains("gRPC port");
+            ReplicaPublisher publisher = new ReplicaPublisher(new RedisInstanceStore(client, new RedisKeys("pub")),
+                    "spark-1", grpc, rest.url(), Duration.ofSeconds(5), readiness);
+            assertThat(publisher.tick().get(5, TimeUnit.SECONDS)).isEqualTo(ReplicaState.WARMING);
+            assertThat(redis.command("GET", "pub:replica:spark-1")).contains("\"state\":\"warming\"");
+        }
+    }
+
+    @Test
+    void readyReplicaThatStopsAnsweringGoesBackToWarmingAfterRepeatedFailures() throws Exception {
+        String[] problem = {null};
+        ReplicaPublisher publisher = new ReplicaPublisher(new RedisInstanceStore(client, new RedisKeys("pub")),
+                "spark-2", "127.0.0.1:15002", rest.url(), Duration.ofSeconds(5),
+                () -> java.util.concurrent.CompletableFuture.completedFuture(problem[0]));
+        assertThat(publisher.tick().get()).isEqualTo(ReplicaState.READY);
+        problem[0] = "monitoring REST API answered HTTP 503";
+        for (int i = 1; i < ReplicaPublisher.FAILURES_TO_UNREADY; i++) {
+            assertThat(publisher.tick().get()).as("one blip is tolerated").isEqualTo(ReplicaState.READY);
+        }
+        assertThat(publisher.tick().get()).isEqualTo(ReplicaState.WARMING);
+        problem[0] = null;
+        assertThat(publisher.tick().get()).isEqualTo(ReplicaState.READY);
+    }
+}
