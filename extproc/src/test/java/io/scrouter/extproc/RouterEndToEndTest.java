@@ -289,9 +289,18 @@ class RouterEndToEndTest {
         awaitFresh(rs, "only");
         EnvoyStandIn envoy = envoy(rs);
 
-        ProcessingResponse missing = envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", null));
+        // No header and no body to read the id from (headers end the stream): rejected with how to fix it.
+        var headersOnly = EnvoyStandIn.headersRequest(EnvoyStandIn.sparkCall("ExecutePlan", null)).toBuilder();
+        headersOnly.getRequestHeadersBuilder().setEndOfStream(true);
+        ProcessingResponse missing = envoy.exchange(List.of(headersOnly.build())).get(0);
         assertThat(EnvoyStandIn.rejectionCode(missing)).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
         assertThat(EnvoyStandIn.rejectionMessage(missing)).contains(RouteHeaders.SESSION_ID, "sc://", "session_id=");
+
+        // No header but a body to come: the router asks Envoy for the body (the id is read from it).
+        ProcessingResponse askBody = envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", null));
+        assertThat(askBody.hasImmediateResponse()).isFalse();
+        assertThat(EnvoyStandIn.upstreamOf(askBody)).isNull();
+        assertThat(askBody.getModeOverride().getRequestBodyMode().name()).isEqualTo("BUFFERED_PARTIAL");
 
         ProcessingResponse malformed = envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", "not-a-uuid\r\nx: y"));
         assertThat(EnvoyStandIn.rejectionCode(malformed)).isEqualTo(Status.Code.INVALID_ARGUMENT.value());

@@ -1,5 +1,7 @@
 package io.scrouter.extproc.envoy;
 
+import io.envoyproxy.envoy.service.ext_proc.v3.HttpBody;
+import io.envoyproxy.envoy.service.ext_proc.v3.HttpHeaders;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
 import io.grpc.Status;
@@ -18,20 +20,45 @@ import java.util.concurrent.TimeoutException;
 /**
  * One ext_proc {@code Process} stream, which Envoy opens per HTTP request.
  *
- * <p>Envoy sends the request headers and waits for exactly one answer: a header mutation naming the
- * replica, or an immediate rejection. Every path through this class answers, including an internal error
- * or a decision past its deadline, because a stream left unanswered stalls the client until Envoy's
- * message timeout. Decisions may complete on another thread, so writes to Envoy are serialised here.
+ * <p>Header mode (the default, and every request that carries {@code x-spark-session-id}): Envoy sends the
+ * request headers and waits for exactly one answer, a header mutation naming the replica or an immediate
+ * rejection.
+ *
+ * <p>Body mode (a Spark Connect request without the header): the headers are answered with no route and a
+ * {@code mode_override} asking for the body; the session id is read from the start of the body and the route
+ * goes on the answer to the body message that completed it. Answers to body messages are owed one per
+ * message, in order, so messages that arrive before the decision is made are answered after it (the first
+ * one carries the route).
+ *
+ * <p>Every path answers, including an internal error or a decision past its deadline, because a stream left
+ * unanswered stalls the client until Envoy's message timeout. Decisions may complete on another thread, so
+ * the stream's state and writes to Envoy are guarded by this object's lock.
  */
 final class ProcessStream implements StreamObserver<ProcessingRequest> {
 
     private static final Logger LOG = LoggerFactory.getLogger(ProcessStream.class);
+
+    private enum Phase {
+        /** Waiting for the request headers. */
+        HEADERS,
+        /** Asked for the body; collecting the session id from it. */
+        BODY,
+        /** A decision is being made; answers to body messages are held until it is. */
+        DECIDING,
+        /** The request is routed or rejected; anything further passes unchanged. */
+        ANSWERED
+    }
 
     private final long streamId;
     private final SessionRouter router;
     private final StreamObserver<ProcessingResponse> envoy;
     private final DecisionObserver observer;
     private final long deadlineMillis;
+    private Phase phase = Phase.HEADERS;
+    private RequestHeaders headers;
+    private SessionIdInBody bodyReader;
+    /** Body messages received and not answered yet. */
+    private int owedBodyAnswers;
     private boolean closed;
 
     ProcessStream(long streamId, SessionRouter router, StreamObserver<ProcessingResponse> envoy,
@@ -44,32 +71,83 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     }
 
     @Override
-    public void onNext(ProcessingRequest request) {
-        if (request.getRequestCase() != ProcessingRequest.RequestCase.REQUEST_HEADERS) {
-            // We only ask for request headers; answer anything else unchanged rather than stall Envoy.
-            LOG.debug("stream={} unexpected phase {}, passing it through", streamId, request.getRequestCase());
-            send(Responses.passThrough(request));
+    public synchronized void onNext(ProcessingRequest request) {
+        switch (request.getRequestCase()) {
+            case REQUEST_HEADERS -> onHeaders(request.getRequestHeaders());
+            case REQUEST_BODY -> onBody(request.getRequestBody());
+            default -> {
+                // Never asked for; answer unchanged rather than stall Envoy.
+                LOG.debug("stream={} unexpected phase {}, passing it through", streamId, request.getRequestCase());
+                send(Responses.passThrough(request));
+            }
+        }
+    }
+
+    private void onHeaders(HttpHeaders message) {
+        if (phase != Phase.HEADERS) {
+            LOG.debug("stream={} request headers again in phase {}, passing them through", streamId, phase);
+            send(Responses.passThrough(ProcessingRequest.newBuilder().setRequestHeaders(message).build()));
             return;
         }
         long started = System.nanoTime();
-        RequestHeaders headers = RequestHeaders.read(request.getRequestHeaders().getHeaders());
-        CompletableFuture<Decision> decision;
+        headers = RequestHeaders.read(message.getHeaders());
         if (headers.sessionIdCount() > 1) {
-            decision = CompletableFuture.completedFuture(Rejections.repeatedSessionId(headers.sessionIdCount()));
+            decide(CompletableFuture.completedFuture(Rejections.repeatedSessionId(headers.sessionIdCount())),
+                    false, started);
+        } else if (headers.sessionIdOnlyInBody()) {
+            if (message.getEndOfStream()) {
+                // No body will come: nothing to read the id from.
+                decide(CompletableFuture.completedFuture(Rejections.missingSessionId()), false, started);
+                return;
+            }
+            phase = Phase.BODY;
+            bodyReader = new SessionIdInBody();
+            LOG.debug("stream={} no {} header: asking for the body", streamId, RouteHeaders.SESSION_ID);
+            send(Responses.askForBody());
         } else {
-            try {
-                decision = router.decide(headers.path(), headers.sessionId());
-            } catch (RuntimeException e) {
-                decision = CompletableFuture.failedFuture(e);
+            decide(routerDecision(headers.sessionId()), false, started);
+        }
+    }
+
+    private void onBody(HttpBody body) {
+        switch (phase) {
+            case BODY -> {
+                owedBodyAnswers++;
+                long started = System.nanoTime();
+                SessionIdInBody.Outcome outcome = bodyReader.append(body.getBody(), body.getEndOfStream());
+                if (outcome instanceof SessionIdInBody.Found found) {
+                    decide(routerDecision(found.sessionId()), true, started);
+                } else if (outcome instanceof SessionIdInBody.Invalid invalid) {
+                    decide(CompletableFuture.completedFuture(invalid.rejection()), true, started);
+                }
+                // NeedMore: the answer is owed until the id is complete.
+            }
+            case DECIDING -> owedBodyAnswers++;
+            case ANSWERED -> send(Responses.bodyUnchanged());
+            case HEADERS -> {
+                LOG.debug("stream={} body before headers, passing it through", streamId);
+                send(Responses.bodyUnchanged());
             }
         }
+    }
+
+    private CompletableFuture<Decision> routerDecision(String sessionId) {
+        try {
+            return router.decide(headers.path(), sessionId);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private void decide(CompletableFuture<Decision> decision, boolean onBody, long started) {
+        phase = Phase.DECIDING;
         if (!decision.isDone()) {
             decision = decision.orTimeout(deadlineMillis, TimeUnit.MILLISECONDS);
         }
-        decision.whenComplete((d, error) -> answer(d, error, headers, started));
+        decision.whenComplete((d, error) -> answer(d, error, onBody, started));
     }
 
-    private void answer(Decision d, Throwable error, RequestHeaders headers, long started) {
+    private synchronized void answer(Decision d, Throwable error, boolean onBody, long started) {
         Decision decided = d;
         if (error != null) {
             boolean late = error instanceof TimeoutException || error.getCause() instanceof TimeoutException;
@@ -80,14 +158,23 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
                     late ? "the router could not decide within " + deadlineMillis + " ms; retry the call"
                             : "the router failed to decide (" + error.getClass().getSimpleName() + "); retry the call");
         }
-        ProcessingResponse response;
         if (decided instanceof Decision.Route route) {
-            response = Responses.routeOnHeaders(route.replica().grpcAddress());
+            String address = route.replica().grpcAddress();
+            if (onBody) {
+                send(Responses.routeOnBody(address));
+                for (int i = 1; i < owedBodyAnswers; i++) {
+                    send(Responses.bodyUnchanged());
+                }
+            } else {
+                send(Responses.routeOnHeaders(address));
+            }
         } else {
+            // Envoy ends processing on an immediate response: owed body answers are not expected any more.
             Decision.Reject reject = (Decision.Reject) decided;
-            response = Responses.reject(reject.code(), reject.reason(), reject.message());
+            send(Responses.reject(reject.code(), reject.reason(), reject.message()));
         }
-        send(response);
+        owedBodyAnswers = 0;
+        phase = Phase.ANSWERED;
         observer.decided(decided, System.nanoTime() - started, headers.clientSetUpstream());
     }
 

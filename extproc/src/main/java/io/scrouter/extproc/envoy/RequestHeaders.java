@@ -2,6 +2,7 @@ package io.scrouter.extproc.envoy;
 
 import io.envoyproxy.envoy.config.core.v3.HeaderMap;
 import io.envoyproxy.envoy.config.core.v3.HeaderValue;
+import io.scrouter.extproc.routing.SparkRpc;
 
 import java.nio.charset.StandardCharsets;
 
@@ -38,6 +39,14 @@ public record RequestHeaders(String path, String sessionId, int sessionIdCount, 
             }
         }
         return new RequestHeaders(path, sessionId, sessionIdCount, upstream);
+    }
+
+    /**
+     * True when the session id must come from the body instead: a Spark Connect RPC without the session
+     * header. Anything else without the header is rejected from the headers alone, body unread.
+     */
+    public boolean sessionIdOnlyInBody() {
+        return sessionIdCount == 0 && SparkRpc.method(path).isPresent();
     }
 
     static String value(HeaderValue h) {

@@ -5,6 +5,7 @@ import com.google.protobuf.Struct;
 import com.google.protobuf.Value;
 import io.envoyproxy.envoy.config.core.v3.HeaderValue;
 import io.envoyproxy.envoy.config.core.v3.HeaderValueOption;
+import io.envoyproxy.envoy.extensions.filters.http.ext_proc.v3.ProcessingMode;
 import io.envoyproxy.envoy.service.ext_proc.v3.BodyResponse;
 import io.envoyproxy.envoy.service.ext_proc.v3.CommonResponse;
 import io.envoyproxy.envoy.service.ext_proc.v3.GrpcStatus;
@@ -21,6 +22,27 @@ import java.nio.charset.StandardCharsets;
 
 /** Builds the ext_proc answers the service gives. */
 public final class Responses {
+
+    /**
+     * The processing mode the service asks for, through {@code mode_override}, when a Spark Connect request
+     * has no session header: the request body in {@code BUFFERED_PARTIAL} mode and nothing else. Every field
+     * is explicit because Envoy versions differ on what an unset ({@code DEFAULT}) field means in an override,
+     * and because Envoy's {@code allowed_override_modes} compares all fields but the request header mode:
+     * the shipped Envoy configs list exactly this mode there (the deploy tests check it).
+     *
+     * <p>{@code BUFFERED_PARTIAL} is the one mode that fits: Envoy holds the headers until it has the whole
+     * body or a buffer's worth of it, sends that once, and applies the header mutation of our
+     * {@code BodyResponse} before the router picks the upstream; the rest of a large client-streaming upload
+     * (AddArtifacts) then flows through unbuffered. See this package's documentation for the evidence.
+     */
+    public static final ProcessingMode BODY_MODE = ProcessingMode.newBuilder()
+            .setRequestHeaderMode(ProcessingMode.HeaderSendMode.SEND)
+            .setResponseHeaderMode(ProcessingMode.HeaderSendMode.SKIP)
+            .setRequestBodyMode(ProcessingMode.BodySendMode.BUFFERED_PARTIAL)
+            .setResponseBodyMode(ProcessingMode.BodySendMode.NONE)
+            .setRequestTrailerMode(ProcessingMode.HeaderSendMode.SKIP)
+            .setResponseTrailerMode(ProcessingMode.HeaderSendMode.SKIP)
+            .build();
 
     private Responses() {
     }
@@ -55,6 +77,34 @@ public final class Responses {
                         .setResponse(CommonResponse.newBuilder().setHeaderMutation(routeMutation(address))))
                 .setDynamicMetadata(routeMetadata(address))
                 .build();
+    }
+
+    /**
+     * Answer request headers that carry no session id with "no change yet, send me the body": the route is
+     * set later, on the body answer ({@link #routeOnBody}).
+     */
+    public static ProcessingResponse askForBody() {
+        return ProcessingResponse.newBuilder()
+                .setRequestHeaders(HeadersResponse.getDefaultInstance())
+                .setModeOverride(BODY_MODE)
+                .build();
+    }
+
+    /**
+     * Route to {@code address} from the answer to a request body message: Envoy applies a body answer's
+     * header mutation to the request headers it is still holding ({@code BUFFERED_PARTIAL}).
+     */
+    public static ProcessingResponse routeOnBody(String address) {
+        return ProcessingResponse.newBuilder()
+                .setRequestBody(BodyResponse.newBuilder()
+                        .setResponse(CommonResponse.newBuilder().setHeaderMutation(routeMutation(address))))
+                .setDynamicMetadata(routeMetadata(address))
+                .build();
+    }
+
+    /** Leave one request body message unchanged. */
+    public static ProcessingResponse bodyUnchanged() {
+        return ProcessingResponse.newBuilder().setRequestBody(BodyResponse.getDefaultInstance()).build();
     }
 
     /**

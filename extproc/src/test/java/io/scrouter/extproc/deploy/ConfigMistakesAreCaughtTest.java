@@ -98,4 +98,14 @@ class ConfigMistakesAreCaughtTest {
                 config.replicaCluster().getName()))
                 .isInstanceOf(AssertionError.class);
     }
+
+    @Test
+    void aBodyOverrideOtherThanTheServicesFailsTheRules() {
+        // BUFFERED would make Envoy fail large AddArtifacts uploads; the service never asks for it anyway.
+        String yaml = broken("request_body_mode: BUFFERED_PARTIAL", "request_body_mode: BUFFERED");
+        StandaloneConfig config = StandaloneConfig.parse("buffered override", yaml);
+        assertThatThrownBy(() -> DataPathRules.extProcFilter(config.name(), config.extProc(), UpstreamCarrier.HEADER))
+                .isInstanceOf(AssertionError.class)
+                .hasMessageContaining("allowed_override_modes");
+    }
 }

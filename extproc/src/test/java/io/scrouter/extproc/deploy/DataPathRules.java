@@ -16,6 +16,7 @@ import io.envoyproxy.envoy.extensions.filters.http.ext_proc.v3.ProcessingMode;
 import io.envoyproxy.envoy.extensions.filters.http.ext_proc.v3.ProcessingMode.BodySendMode;
 import io.envoyproxy.envoy.extensions.filters.http.ext_proc.v3.ProcessingMode.HeaderSendMode;
 import io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions;
+import io.scrouter.extproc.envoy.Responses;
 import io.scrouter.extproc.envoy.RouteHeaders;
 import java.util.ArrayList;
 import java.util.List;
@@ -62,6 +63,7 @@ final class DataPathRules {
         assertThat(filter.getAllowModeOverride())
                 .as("%s: allow_mode_override lets the service ask for the body when the header is missing", where)
                 .isTrue();
+        bodyModeOverride(where, filter);
 
         assertThat(filter.hasMessageTimeout()).as("%s: message_timeout set explicitly", where).isTrue();
         long timeoutMs = Durations.toMillis(filter.getMessageTimeout());
@@ -75,6 +77,25 @@ final class DataPathRules {
                     .as("%s: Envoy drops processor metadata outside receiving_namespaces", where)
                     .contains(RouteHeaders.METADATA_NAMESPACE);
         }
+    }
+
+    /**
+     * Body mode (requests without the session header): the one override the service sends must be the one
+     * Envoy accepts. Envoy compares every field but request_header_mode ({@code allowed_override_modes_set.h}).
+     */
+    static void bodyModeOverride(String where, ExternalProcessor filter) {
+        ProcessingMode sent = Responses.BODY_MODE.toBuilder().clearRequestHeaderMode().build();
+        assertThat(filter.getAllowedOverrideModesList())
+                .as("%s: allowed_override_modes must list exactly the service's body mode", where)
+                .extracting(m -> m.toBuilder().clearRequestHeaderMode().build())
+                .containsExactly(sent);
+        assertThat(sent.getRequestBodyMode())
+                .as("%s: only BUFFERED_PARTIAL lets a body answer set the route and still streams uploads", where)
+                .isEqualTo(BodySendMode.BUFFERED_PARTIAL);
+        assertThat(filter.getSendBodyWithoutWaitingForHeaderResponse())
+                .as("%s: the body must wait for the header answer that asks for it", where).isFalse();
+        assertThat(filter.hasMaxMessageTimeout())
+                .as("%s: the service never asks for more time; max_message_timeout stays unset", where).isFalse();
     }
 
     static void replicaCluster(String where, Cluster cluster, UpstreamCarrier carrier) {

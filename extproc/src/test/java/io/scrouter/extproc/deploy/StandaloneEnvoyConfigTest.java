@@ -76,6 +76,19 @@ class StandaloneEnvoyConfigTest {
 
     @ParameterizedTest
     @MethodSource("bootstraps")
+    void bodyModeBuffersABoundedAmountPerRequest(Path file) {
+        StandaloneConfig config = StandaloneConfig.load(file);
+        // BUFFERED_PARTIAL holds a header-less request until its body ends or this many bytes arrived: large
+        // enough for any first message's session_id (43 bytes), small enough to bound memory per request.
+        assertThat(config.listener().hasPerConnectionBufferLimitBytes())
+                .as("%s: per_connection_buffer_limit_bytes set explicitly", config.name()).isTrue();
+        assertThat(config.listener().getPerConnectionBufferLimitBytes().getValue())
+                .as("%s: per_connection_buffer_limit_bytes", config.name())
+                .isBetween(64 * 1024, 16 * 1024 * 1024);
+    }
+
+    @ParameterizedTest
+    @MethodSource("bootstraps")
     void replicasAreReachedThroughOriginalDstDrivenByTheService(Path file) {
         StandaloneConfig config = StandaloneConfig.load(file);
         DataPathRules.replicaCluster(config.name(), config.replicaCluster(), carrier(config));
