@@ -104,7 +104,7 @@ public final class RouterServer implements AutoCloseable {
         long storeTimeout = config.redis().map(r -> r.timeout().toMillis()).orElse(50L);
         this.pool = new ServerPool();
         this.poolRefresher = new PoolRefresher(instances, pool, Duration.ofMillis(Math.max(storeTimeout * 4, 200)),
-                clock);
+                config.pool().departureGrace(), clock);
         RouterConfig.Placement p = config.placement();
         this.board = new LoadBoard(new Ewma(p.ewmaAlpha(), config.probe().interval().toMillis()),
                 config.probe().staleAfter().toMillis());
@@ -118,7 +118,8 @@ public final class RouterServer implements AutoCloseable {
                 new PolicySettings(p.utilisationWeight(), p.sessionWeight(), p.sessionCap())));
         RouterSettings settings = new RouterSettings(storeTimeout, config.sessions().refreshEvery().toMillis(),
                 Math.min(1000, config.sessions().refreshEvery().toMillis()), config.sessions().nearCacheMaxSize(),
-                config.sessions().idleTtl().toMillis());
+                config.sessions().idleTtl().toMillis(),
+                config.redis().map(r -> r.settleAfterOutage().toMillis()).orElse(0L));
         this.router = new SessionRouter(pool, poolRefresher, sessions, board, placer, counts,
                 new StoreHealth(3, 1000), settings, clock);
         this.status = new RouterStatus(pool, board, prober, poolRefresher, router, clock);
@@ -186,6 +187,7 @@ public final class RouterServer implements AutoCloseable {
 
     private void safely() {
         try {
+            router.reconcile();
             poolRefresher.refresh().thenCompose(snapshot -> counts.refresh(
                     snapshot.all().stream().map(Replica::id).toList(),
                     config.redis().map(r -> r.timeout().toMillis() * 4).orElse(1000L)));

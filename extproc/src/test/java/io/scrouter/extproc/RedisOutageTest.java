@@ -1,6 +1,7 @@
 package io.scrouter.extproc;
 
 import io.grpc.ManagedChannel;
+import io.grpc.Status;
 import io.grpc.netty.NettyChannelBuilder;
 import io.scrouter.extproc.config.ConfigLoader;
 import io.scrouter.extproc.pool.RedisInstanceStore;
@@ -28,9 +29,10 @@ import java.util.UUID;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Redis hung ({@code SIGSTOP}) under the router: every request is still answered with a route (no timeouts
- * surface to Envoy), known sessions keep their replica, new sessions are placed by rendezvous hashing so two
- * routers agree, and once Redis is back the fallback placements are written to it.
+ * Redis hung ({@code SIGSTOP}) under the router: every request is still answered (no timeout reaches Envoy),
+ * known sessions keep their replica, the first unknown sessions are asked to retry rather than guessed, then
+ * new sessions are placed by rendezvous hashing so two routers agree, and once Redis is back the fallback
+ * placements are written to it.
  */
 class RedisOutageTest {
 
@@ -102,6 +104,23 @@ class RedisOutageTest {
             for (int i = 0; i < 5; i++) {
                 assertThat(route(a, "AnalyzePlan", known)).isEqualTo(knownReplica);
                 assertThat(route(b, "AnalyzePlan", known)).isEqualTo(knownReplica);
+            }
+            // The first misses only look like a blip: they are answered UNAVAILABLE (retry), not guessed, until
+            // repeated failures show the store is down.
+            for (EnvoyStandIn envoy : List.of(a, b)) {
+                Await.until("breaker open", () -> {
+                    try {
+                        var r = envoy.send(EnvoyStandIn.sparkCall("Config", UUID.randomUUID().toString()));
+                        if (r.hasImmediateResponse()) {
+                            assertThat(EnvoyStandIn.rejectionCode(r)).isEqualTo(Status.Code.UNAVAILABLE.value());
+                            assertThat(EnvoyStandIn.rejectionMessage(r)).contains("retry");
+                            return false;
+                        }
+                        return true;
+                    } catch (Exception e) {
+                        throw new AssertionError(e);
+                    }
+                });
             }
             List<String> fresh = new ArrayList<>();
             for (int i = 0; i < 30; i++) {

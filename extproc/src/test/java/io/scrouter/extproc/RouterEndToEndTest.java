@@ -95,7 +95,7 @@ class RouterEndToEndTest {
         String yaml = """
                 server: {bindAddress: 127.0.0.1, port: 0}
                 redis: {address: "%s", timeout: 200ms, keyPrefix: %s}
-                pool: {pollInterval: 100ms}
+                pool: {pollInterval: 100ms, departureGrace: 300ms}
                 probe: {interval: 100ms, timeout: 1s, staleAfter: 3s}
                 sessions: {idleTtl: 10m, refreshEvery: 1s}
                 placement: {policy: seed, ewmaAlpha: 1.0}

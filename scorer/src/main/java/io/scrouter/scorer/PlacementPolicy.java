@@ -24,4 +24,16 @@ public interface PlacementPolicy {
     default double score(Candidate candidate) {
         return Double.NaN;
     }
+
+    /**
+     * Scores of several candidates considered together, in order; for policies whose score depends on the
+     * whole set (an estimate drawn from all replicas). Defaults to {@link #score} of each.
+     */
+    default double[] scores(List<Candidate> candidates) {
+        double[] out = new double[candidates.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = score(candidates.get(i));
+        }
+        return out;
+    }
 }

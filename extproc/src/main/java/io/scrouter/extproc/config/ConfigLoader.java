@@ -100,6 +100,8 @@ public final class ConfigLoader {
         Section p = root.section("pool");
         Duration pollInterval = p.duration("pollInterval", Duration.ofSeconds(1), Duration.ofMillis(50),
                 Duration.ofMinutes(5));
+        Duration departureGrace = p.duration("departureGrace", Duration.ofSeconds(5), Duration.ZERO,
+                Duration.ofHours(1));
         List<RouterConfig.StaticReplica> statics = new ArrayList<>();
         Set<String> ids = new HashSet<>();
         for (Section r : p.list("static")) {
@@ -170,7 +172,7 @@ public final class ConfigLoader {
             throw new ConfigException("pool.static", "is empty and no redis is configured: the router would "
                     + "know no replica; list replicas under pool.static or configure redis");
         }
-        return new RouterConfig(server, redis, new RouterConfig.Pool(pollInterval, List.copyOf(statics)), probe,
+        return new RouterConfig(server, redis, new RouterConfig.Pool(pollInterval, List.copyOf(statics), departureGrace), probe,
                 sessions, placement, admin, metrics);
     }
 
@@ -203,7 +205,8 @@ public final class ConfigLoader {
                 password == null || password.isEmpty() ? null : password,
                 r.integer("database", 0, 0, 15),
                 r.duration("timeout", Duration.ofMillis(50), MS, Duration.ofSeconds(10)),
-                r.string("keyPrefix", "scr"));
+                r.string("keyPrefix", "scr"),
+                r.duration("settleAfterOutage", Duration.ofSeconds(5), Duration.ZERO, Duration.ofMinutes(10)));
         if (!redis.keyPrefix().matches("[A-Za-z0-9_.-]{1,32}")) {
             throw new ConfigException(r.key("keyPrefix"), "must be 1-32 letters, digits, '_', '.' or '-'");
         }

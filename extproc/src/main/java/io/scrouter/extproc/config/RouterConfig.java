@@ -22,21 +22,40 @@ public record RouterConfig(Server server, Optional<Redis> redis, Pool pool, Prob
      * @param addresses {@code redis://host:port} (or {@code rediss://}); several for sentinel and cluster
      * @param timeout   deadline of one Redis call; it must fit inside Envoy's ext_proc message timeout
      * @param keyPrefix prefix of every key, so several routers' deployments can share one Redis
+     * @param settleAfterOutage after Redis fails a call, new sessions keep being placed by rendezvous this
+     *                  long, so routers that notice the outage (or its end) at slightly different moments
+     *                  still agree
      */
     public record Redis(String mode, List<String> addresses, String masterName, String password, int database,
-                        Duration timeout, String keyPrefix) {
+                        Duration timeout, String keyPrefix, Duration settleAfterOutage) {
+
+        public Redis(String mode, List<String> addresses, String masterName, String password, int database,
+                     Duration timeout, String keyPrefix) {
+            this(mode, addresses, masterName, password, database, timeout, keyPrefix, Duration.ofSeconds(5));
+        }
 
         @Override
         public String toString() {
             // The password must never reach a log line.
             return "Redis[mode=" + mode + ", addresses=" + addresses + ", masterName=" + masterName
                     + ", password=" + (password == null ? "none" : "***") + ", database=" + database
-                    + ", timeout=" + timeout + ", keyPrefix=" + keyPrefix + "]";
+                    + ", timeout=" + timeout + ", keyPrefix=" + keyPrefix + ", settleAfterOutage=" + settleAfterOutage
+                    + "]";
         }
     }
 
-    /** Where replicas come from: the Redis instance store, polled, or a static list when Redis is absent. */
-    public record Pool(Duration pollInterval, List<StaticReplica> staticReplicas) {
+    /**
+     * Where replicas come from: the Redis instance store, polled, or a static list when Redis is absent.
+     *
+     * @param departureGrace how long a replica must be missing from the instance store before it leaves the
+     *                       pool (and its sessions are declared lost); covers a Redis that restarted empty or
+     *                       failed over, until the publishers' next renewal puts the entries back
+     */
+    public record Pool(Duration pollInterval, List<StaticReplica> staticReplicas, Duration departureGrace) {
+
+        public Pool(Duration pollInterval, List<StaticReplica> staticReplicas) {
+            this(pollInterval, staticReplicas, Duration.ofSeconds(5));
+        }
     }
 
     /** A replica declared in the configuration file (embedded mode). */

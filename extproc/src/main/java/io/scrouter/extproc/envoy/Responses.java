@@ -71,7 +71,27 @@ public final class Responses {
                 .build();
     }
 
+    /**
+     * Answers routing to each address, built once: the pool holds a handful of addresses and every routed
+     * request answers with one of them, so the request path only looks the message up (protos are immutable).
+     */
+    private static final java.util.concurrent.ConcurrentHashMap<String, ProcessingResponse> ROUTE_ANSWERS =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
     public static ProcessingResponse routeOnHeaders(String address) {
+        ProcessingResponse cached = ROUTE_ANSWERS.get(address);
+        if (cached != null) {
+            return cached;
+        }
+        ProcessingResponse built = buildRouteOnHeaders(address);
+        // Bounded: addresses only ever come from the pool, and a long-lived router sees few distinct ones.
+        if (ROUTE_ANSWERS.size() < 4096) {
+            ROUTE_ANSWERS.putIfAbsent(address, built);
+        }
+        return built;
+    }
+
+    private static ProcessingResponse buildRouteOnHeaders(String address) {
         return ProcessingResponse.newBuilder()
                 .setRequestHeaders(HeadersResponse.newBuilder()
                         .setResponse(CommonResponse.newBuilder().setHeaderMutation(routeMutation(address))))

@@ -132,6 +132,12 @@ public final class RouterMetrics implements DecisionObserver, StoreCallObserver 
                 .help("Failed or timed-out load probes since the replica joined the pool").labelNames("replica")
                 .callback(cb -> status.replicas().forEach(v -> cb.call(v.probeFailures(), v.id())))
                 .register(registry);
+        java.util.Map<Decision.Outcome, Cells> cells = new java.util.EnumMap<>(Decision.Outcome.class);
+        for (Decision.Outcome o : Decision.Outcome.values()) {
+            String outcome = o.name().toLowerCase(Locale.ROOT);
+            cells.put(o, new Cells(decisions.labelValues(outcome, ""), decisionSeconds.labelValues(outcome)));
+        }
+        this.routeCells = cells;
     }
 
     /** Reads through to the status at scrape time; empty until the router is wired. */
@@ -165,19 +171,29 @@ public final class RouterMetrics implements DecisionObserver, StoreCallObserver 
         return registry;
     }
 
+    /** The counter and histogram cells of one outcome, looked up once instead of per request. */
+    private record Cells(io.prometheus.metrics.core.datapoints.CounterDataPoint count,
+                         io.prometheus.metrics.core.datapoints.DistributionDataPoint latency) {
+    }
+
+    private final java.util.Map<Decision.Outcome, Cells> routeCells;
+    private final java.util.concurrent.ConcurrentHashMap<String, Cells> rejectCells =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+
     @Override
     public void decided(Decision decision, long elapsedNanos, boolean clientSetUpstream) {
-        String outcome;
-        String reason;
+        Cells cells;
         if (decision instanceof Decision.Route route) {
-            outcome = route.outcome().name().toLowerCase(Locale.ROOT);
-            reason = "";
+            cells = routeCells.get(route.outcome());
         } else {
-            outcome = "rejected";
-            reason = ((Decision.Reject) decision).reason();
+            // Reasons are a small fixed set of constants in Rejections, so this map stays tiny.
+            cells = rejectCells.computeIfAbsent(((Decision.Reject) decision).reason(),
+                    reason -> new Cells(decisions.labelValues("rejected", reason),
+                            decisionSeconds.labelValues("rejected")));
         }
-        decisions.labelValues(outcome, reason).inc();
-        decisionSeconds.labelValues(outcome).observe(elapsedNanos / 1e9);
+        cells.count().inc();
+        cells.latency().observe(elapsedNanos / 1e9);
         if (clientSetUpstream) {
             clientRouteHeader.inc();
         }

@@ -37,13 +37,22 @@ public final class RouterStatus {
 
     public List<ReplicaView> replicas() {
         long now = clock.getAsLong();
-        Map<String, Candidate> candidates = router.candidatesNow().stream()
+        List<Candidate> all = router.candidatesNow();
+        Map<String, Candidate> candidates = all.stream()
                 .collect(Collectors.toMap(Candidate::replicaId, c -> c, (a, b) -> a));
+        // Scores as the policy sees them at placement time: over the fresh, ready candidates together.
+        List<Candidate> offered = all.stream().filter(c -> c.fresh() && pool.snapshot().get(c.replicaId()) != null
+                && pool.snapshot().get(c.replicaId()).takesNewSessions()).toList();
+        double[] offeredScores = router.placer().policy().scores(offered);
+        Map<String, Double> scores = new java.util.HashMap<>();
+        for (int i = 0; i < offered.size(); i++) {
+            scores.put(offered.get(i).replicaId(), offeredScores[i]);
+        }
         List<ReplicaView> out = new ArrayList<>();
         for (Replica r : pool.snapshot().all()) {
             ReplicaLoad load = board.get(r.id());
             Candidate c = candidates.get(r.id());
-            double score = c != null && c.fresh() ? router.placer().policy().score(c) : Double.NaN;
+            double score = scores.getOrDefault(r.id(), Double.NaN);
             out.add(new ReplicaView(r.id(), r.grpcAddress(), r.metricsUrl(), r.state().wireName(), load.utilisation(),
                     load.lastUtilisation(), c != null && c.fresh(),
                     load.everSampled() ? load.sampleAgeMillis(now) : -1, load.consecutiveFailures(), load.lastError(),

@@ -24,11 +24,25 @@ public final class PoolRefresher {
     private final ServerPool pool;
     private final Duration timeout;
     private final LongSupplier clock;
+    private final long departureGraceMillis;
+    private volatile boolean warnedEmptyStore;
+    private final java.util.Map<String, Long> missingSince = new java.util.concurrent.ConcurrentHashMap<>();
     private final AtomicReference<CompletableFuture<PoolSnapshot>> inFlight = new AtomicReference<>();
     private volatile long lastSuccessMillis = Long.MIN_VALUE;
     private volatile String lastError;
 
     public PoolRefresher(InstanceStore store, ServerPool pool, Duration timeout, LongSupplier clockMillis) {
+        this(store, pool, timeout, Duration.ZERO, clockMillis);
+    }
+
+    /**
+     * @param departureGrace a replica missing from the store stays in the pool this long before it leaves:
+     *                       a Redis that restarted empty (or lost writes in a failover) must not turn every
+     *                       session into a lost one before the publishers renew their entries
+     */
+    public PoolRefresher(InstanceStore store, ServerPool pool, Duration timeout, Duration departureGrace,
+                         LongSupplier clockMillis) {
+        this.departureGraceMillis = departureGrace.toMillis();
         this.store = store;
         this.pool = pool;
         this.timeout = timeout;
@@ -53,7 +67,7 @@ public final class PoolRefresher {
                 if (error != null) {
                     noteFailure(error);
                 } else {
-                    PoolChange change = pool.replace(replicas);
+                    PoolChange change = pool.replace(withinGrace(replicas));
                     if (!change.isEmpty()) {
                         LOG.info("pool changed: joined={} left={} stateChanged={} size={}", change.joined(),
                                 change.left(), change.stateChanged(), change.after().size());
@@ -72,6 +86,36 @@ public final class PoolRefresher {
             }
         });
         return mine;
+    }
+
+    /** Keeps replicas that vanished less than the grace period ago, as they were. */
+    private java.util.List<Replica> withinGrace(java.util.List<Replica> listed) {
+        if (departureGraceMillis <= 0) {
+            return listed;
+        }
+        long now = clock.getAsLong();
+        java.util.Set<String> present = new java.util.HashSet<>();
+        listed.forEach(r -> present.add(r.id()));
+        missingSince.keySet().retainAll(pool.snapshot().all().stream().map(Replica::id)
+                .filter(id -> !present.contains(id)).toList());
+        java.util.List<Replica> kept = new java.util.ArrayList<>(listed);
+        for (Replica r : pool.snapshot().all()) {
+            if (present.contains(r.id())) {
+                continue;
+            }
+            long since = missingSince.computeIfAbsent(r.id(), id -> now);
+            if (now - since < departureGraceMillis) {
+                kept.add(r);
+            }
+        }
+        boolean emptyStore = kept.size() > listed.size() && present.isEmpty();
+        if (emptyStore && !warnedEmptyStore) {
+            LOG.warn("the instance store lists no replica; keeping the {} known ones for up to {} ms in case it "
+                    + "restarted empty or failed over (publishers re-register them on their next renewal)",
+                    kept.size(), departureGraceMillis);
+        }
+        warnedEmptyStore = emptyStore;
+        return kept;
     }
 
     private void noteFailure(Throwable error) {

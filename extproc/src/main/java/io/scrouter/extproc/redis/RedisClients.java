@@ -24,6 +24,8 @@ public final class RedisClients {
         Config config = new Config();
         config.setCodec(StringCodec.INSTANCE);
         config.setLazyInitialization(true);
+        // EVALSHA instead of sending each script's text on every call: the scripts run on the request path.
+        config.setUseScriptCache(true);
         config.setNettyThreads(4);
         config.setThreads(2);
         int timeout = (int) settings.timeout().toMillis();
@@ -40,7 +42,8 @@ public final class RedisClients {
                 tune(c, settings, timeout);
             }
             default -> tune(config.useSingleServer().setAddress(settings.addresses().get(0))
-                    .setDatabase(settings.database()).setConnectionMinimumIdleSize(2), settings, timeout);
+                    .setDatabase(settings.database()).setConnectionMinimumIdleSize(8).setConnectionPoolSize(64),
+                    settings, timeout);
         }
         return Redisson.create(config);
     }

@@ -11,6 +11,8 @@ package io.scrouter.extproc.redis;
  *   <li>{@code <p>:replica:<replicaId>} string: JSON of the replica (id, grpc, metricsUrl, state); expires
  *       unless its publisher renews it.</li>
  *   <li>{@code <p>:replicas} set: ids of published replicas (an index, since Redis cannot list expired keys).</li>
+ *   <li>{@code <p>:bindings} pub/sub channel: {@code <sessionId> <replicaId>} for every new binding, so every
+ *       router learns live sessions before it needs them (and can keep routing them if Redis goes away).</li>
  * </ul>
  * Every command touches one key, so the schema works unchanged on Redis Cluster.
  */
@@ -30,5 +32,9 @@ public record RedisKeys(String prefix) {
 
     public String replicaIndex() {
         return prefix + ":replicas";
+    }
+
+    public String bindingFeed() {
+        return prefix + ":bindings";
     }
 }

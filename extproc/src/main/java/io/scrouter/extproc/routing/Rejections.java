@@ -53,6 +53,12 @@ public final class Rejections {
                         + "Start a new session with a new session_id and " + RouteHeaders.SESSION_ID);
     }
 
+    static Decision.Reject storeBlip() {
+        return new Decision.Reject(Status.Code.UNAVAILABLE, "store_timeout",
+                "the session store did not answer in time, so this session's replica could not be looked up; "
+                        + "retry the call (Spark's client retries this status by itself)");
+    }
+
     static Decision.Reject noReadyReplica(int poolSize) {
         return new Decision.Reject(Status.Code.UNAVAILABLE, "no_ready_replica",
                 "no Spark Connect replica can take a new session right now (" + poolSize + " known, none ready: "

@@ -9,6 +9,7 @@ import io.scrouter.extproc.pool.PoolSnapshot;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ServerPool;
 import io.scrouter.extproc.session.Binding;
+import io.scrouter.extproc.session.Lookup;
 import io.scrouter.extproc.session.SessionStore;
 import io.scrouter.scorer.Candidate;
 import io.scrouter.scorer.Placement;
@@ -57,6 +58,10 @@ public final class SessionRouter {
     private final LongSupplier clock;
     private final Cache<String, CachedBinding> nearCache;
     private volatile boolean degraded;
+    /** When the store last failed a call; placement settles on rendezvous for a while after it. */
+    private volatile long storeTroubleAtMillis = Long.MIN_VALUE;
+    /** Sessions routed by rendezvous that the store has not recorded yet. */
+    private final java.util.Set<String> unconfirmed = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     public SessionRouter(ServerPool pool, PoolRefresher poolRefresher, SessionStore store, LoadBoard board,
                          Placer placer, SessionCounts counts, StoreHealth storeHealth, RouterSettings settings,
@@ -76,6 +81,19 @@ public final class SessionRouter {
                 .recordStats()
                 .build();
         pool.onChange(this::onPoolChange);
+        store.subscribeToBindings(this::learnPeerBinding);
+    }
+
+    /**
+     * Another router bound a session: remember it, unless this router already holds a binding for it. Only
+     * well-formed ids of known replicas are taken, so a stray message cannot plant an odd entry.
+     */
+    private void learnPeerBinding(String sessionId, String replicaId) {
+        if (!SessionIds.isValid(sessionId) || pool.snapshot().get(replicaId) == null) {
+            return;
+        }
+        nearCache.asMap().putIfAbsent(SessionIds.canonical(sessionId),
+                new CachedBinding(Binding.to(replicaId), true, clock.getAsLong()));
     }
 
     /**
@@ -119,54 +137,127 @@ public final class SessionRouter {
         if (!storeHealth.shouldTry(now)) {
             return done(fallback(session));
         }
-        return withDeadline(store.find(session)).handle((found, error) -> {
+        // Choose where the session would go if it is new before asking the store, so that one atomic call
+        // both reads an existing binding and creates a missing one: a single round trip either way. The
+        // choice is cheap and simply dropped when the session turns out to be bound already.
+        PoolSnapshot snapshot = pool.snapshot();
+        Proposal proposal = propose(session, snapshot);
+        CompletableFuture<Lookup> call = proposal == null
+                ? withOneRetry(() -> store.find(session)).thenApply(found -> found.map(b -> new Lookup(b, false))
+                        .orElse(null))
+                : withOneRetry(() -> store.findOrBind(session, proposal.replica().id()));
+        return call.handle((lookup, error) -> {
             if (error != null) {
-                storeFailed(error);
-                return done(fallback(session));
+                return done(storeUnanswered(session, error));
             }
             storeHealth.success();
-            if (found.isPresent()) {
-                Binding b = found.get();
-                CachedBinding entry = new CachedBinding(b, true, clock.getAsLong());
-                nearCache.put(session, entry);
-                Decision d = routeKnown(session, b, pool.snapshot());
-                if (d instanceof Decision.Route route) {
-                    afterRoute(session, entry, route, release);
-                    return done(d);
-                }
-                return b.lost() ? done(d) : resolveUnknownReplica(session, b, release);
+            if (lookup == null) {
+                return done(Rejections.noReadyReplica(snapshot.size()));
             }
-            return place(session);
+            CachedBinding entry = new CachedBinding(lookup.binding(), true, clock.getAsLong());
+            nearCache.put(session, entry);
+            if (lookup.created()) {
+                String id = proposal.replica().id();
+                board.notePlacement(id);
+                counts.noteBound(id);
+                if (proposal.outcome() != Decision.Outcome.FALLBACK) {
+                    noteDegraded(proposal.outcome() == Decision.Outcome.PLACED_DEGRADED);
+                }
+                Decision.Route route = new Decision.Route(proposal.replica(), proposal.outcome());
+                afterRoute(session, entry, route, release);
+                return done(route);
+            }
+            Binding b = lookup.binding();
+            Decision d = routeKnown(session, b, pool.snapshot());
+            if (d instanceof Decision.Route route) {
+                afterRoute(session, entry, route, release);
+                return done(d);
+            }
+            return b.lost() ? done(d) : resolveUnknownReplica(session, b, release);
         }).thenCompose(f -> f);
     }
 
-    private CompletableFuture<Decision> place(String session) {
-        PoolSnapshot snapshot = pool.snapshot();
+    /** Where a new session would be placed, and how that choice was made. */
+    private record Proposal(Replica replica, Decision.Outcome outcome) {
+    }
+
+    /**
+     * The replica a new session would get: by the placement policy normally, by rendezvous just after a
+     * store outage (see {@link #settling()}); null when no replica takes new sessions.
+     */
+    private Proposal propose(String session, PoolSnapshot snapshot) {
+        if (snapshot.ready().isEmpty()) {
+            return null;
+        }
+        if (settling()) {
+            return new Proposal(Rendezvous.pick(session, snapshot.ready()), Decision.Outcome.FALLBACK);
+        }
         Optional<Placement> placement = placer.place(candidates(snapshot), ThreadLocalRandom.current());
         if (placement.isEmpty()) {
-            return done(Rejections.noReadyReplica(snapshot.size()));
+            return null;
         }
-        noteDegraded(placement.get().degraded());
-        String chosen = placement.get().replicaId();
-        return withDeadline(store.bindIfAbsent(session, chosen)).handle((winner, error) -> {
-            if (error != null) {
-                storeFailed(error);
-                return fallback(session);
-            }
-            storeHealth.success();
-            nearCache.put(session, new CachedBinding(winner, true, clock.getAsLong()));
-            if (winner.equals(Binding.to(chosen))) {
-                board.notePlacement(chosen);
-                counts.noteBound(chosen);
-                Replica r = pool.snapshot().get(chosen);
-                if (r != null) {
-                    return new Decision.Route(r, placement.get().degraded()
-                            ? Decision.Outcome.PLACED_DEGRADED : Decision.Outcome.PLACED);
-                }
-            }
-            // Another router (or an earlier request of this session) bound it first: follow that binding.
-            return routeKnown(session, winner, pool.snapshot());
+        Replica r = snapshot.get(placement.get().replicaId());
+        return new Proposal(r, placement.get().degraded() ? Decision.Outcome.PLACED_DEGRADED
+                : Decision.Outcome.PLACED);
+    }
+
+    /**
+     * The store did not answer a request-path call (after one retry). While the store is believed healthy
+     * this is a blip: the session may well exist, and guessing could move it, so the client is asked to
+     * retry (Spark's client retries UNAVAILABLE on its own). Once repeated failures open the breaker the
+     * store is down, not blipping: then rendezvous placement keeps new sessions flowing, identically on
+     * every router.
+     */
+    private Decision storeUnanswered(String session, Throwable error) {
+        storeFailed(error);
+        return storeHealth.isOpen() ? fallback(session) : Rejections.storeBlip();
+    }
+
+    /**
+     * Runs a store call under the store deadline, and once more if the first attempt failed fast (a dropped
+     * connection, a failover in progress). A timed-out attempt is not repeated: Redis is slow or hung, and a
+     * second wait would only double the decision's latency.
+     */
+    private <T> CompletableFuture<T> withOneRetry(java.util.function.Supplier<CompletableFuture<T>> call) {
+        return withDeadline(call.get()).exceptionallyCompose(first -> {
+            storeHealth.failure(clock.getAsLong());
+            storeTroubleAtMillis = clock.getAsLong();
+            return isTimeout(first) ? CompletableFuture.failedFuture(first) : withDeadline(call.get());
         });
+    }
+
+    private static boolean isTimeout(Throwable error) {
+        for (Throwable t = error; t != null; t = t.getCause()) {
+            if (t instanceof java.util.concurrent.TimeoutException
+                    || t.getClass().getSimpleName().contains("Timeout")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** True shortly after the store failed: the window in which routers may disagree about its health. */
+    private boolean settling() {
+        long trouble = storeTroubleAtMillis;
+        return trouble != Long.MIN_VALUE && clock.getAsLong() - trouble < settings.settleMillis();
+    }
+
+    /**
+     * Writes every placement made while the store was unreachable back to it, now rather than on each
+     * session's next request, so routers converge quickly after an outage. Called on each pool poll.
+     */
+    public void reconcile() {
+        if (unconfirmed.isEmpty() || storeHealth.isOpen()) {
+            return;
+        }
+        for (String session : List.copyOf(unconfirmed)) {
+            CachedBinding entry = nearCache.getIfPresent(session);
+            if (entry == null || entry.confirmed) {
+                unconfirmed.remove(session);
+            } else if (entry.claimPush(clock.getAsLong(), settings.retryUnconfirmedMillis())) {
+                claim(session, entry.binding.replicaId());
+            }
+        }
     }
 
     private List<Candidate> candidates(PoolSnapshot snapshot) {
@@ -191,6 +282,7 @@ public final class SessionRouter {
         // Pushed "long ago", so the first hit after retryUnconfirmed offers it to the store.
         nearCache.put(session, new CachedBinding(Binding.to(r.id()), false, clock.getAsLong()
                 - settings.refreshEveryMillis() + settings.retryUnconfirmedMillis()));
+        unconfirmed.add(session);
         return new Decision.Route(r, Decision.Outcome.FALLBACK);
     }
 
@@ -234,20 +326,23 @@ public final class SessionRouter {
             return;
         }
         if (!entry.confirmed) {
-            confirm(session, replicaId);
+            claim(session, replicaId);
             return;
         }
         withDeadline(store.touch(session, replicaId)).whenComplete((stillBound, error) -> {
             if (error != null) {
                 storeFailed(error);
-            } else if (!stillBound) {
-                // The store lost the binding (flushed, failed over, expired early): write ours back.
-                confirm(session, replicaId);
+            } else {
+                storeHealth.success();
+                if (!stillBound) {
+                    // The store lost the binding (flushed, failed over, expired early): write ours back.
+                    confirm(session, replicaId);
+                }
             }
         });
     }
 
-    /** Offers a binding the store does not hold; adopts the store's if another router's differs. */
+    /** Offers a binding the store lost; adopts the store's if another router's differs. */
     private void confirm(String session, String replicaId) {
         withDeadline(store.bindIfAbsent(session, replicaId)).whenComplete((winner, error) -> {
             if (error != null) {
@@ -257,9 +352,30 @@ public final class SessionRouter {
             storeHealth.success();
             nearCache.put(session, new CachedBinding(winner, true, clock.getAsLong()));
             if (!winner.equals(Binding.to(replicaId))) {
-                LOG.warn("session={} was routed to {} while the store was unreachable, but the store binds it to {}; "
-                        + "following the store from now on", session, replicaId, winner.replicaId());
+                LOG.warn("session={} is bound to {} in the store, not {} as this router had it; following the store",
+                        session, winner.replicaId(), replicaId);
             }
+        });
+    }
+
+    /**
+     * Writes a placement made while the store was unreachable, replacing what the store holds.
+     *
+     * <p>Why replace rather than adopt: the usual conflicting value is this router's own {@code SET NX} that
+     * timed out while Redis hung and was executed when it resumed, for a session that was then routed by
+     * rendezvous. The session's requests went to the rendezvous replica, and every router computed that
+     * same replica, so they all write the same value and converge on where the session really lives. A
+     * tombstone still wins: a replica that left the pool is gone whatever was routed.
+     */
+    private void claim(String session, String replicaId) {
+        withDeadline(store.claim(session, replicaId)).whenComplete((held, error) -> {
+            if (error != null) {
+                storeFailed(error);
+                return;
+            }
+            storeHealth.success();
+            unconfirmed.remove(session);
+            nearCache.put(session, new CachedBinding(held, true, clock.getAsLong()));
         });
     }
 
@@ -284,6 +400,7 @@ public final class SessionRouter {
     }
 
     private void storeFailed(Throwable error) {
+        storeTroubleAtMillis = clock.getAsLong();
         boolean wasOpen = storeHealth.isOpen();
         storeHealth.failure(clock.getAsLong());
         if (!wasOpen && storeHealth.isOpen()) {

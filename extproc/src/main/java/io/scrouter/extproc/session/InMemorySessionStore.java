@@ -45,10 +45,32 @@ public final class InMemorySessionStore implements SessionStore {
     }
 
     @Override
+    public CompletableFuture<Lookup> findOrBind(String sessionId, String replicaIfNew) {
+        long now = clock.getAsLong();
+        boolean[] created = {false};
+        Entry e = sessions.compute(sessionId, (id, old) -> {
+            if (old != null && old.expiresAtMillis() > now) {
+                return old.binding().lost() ? old : new Entry(old.binding(), now + idleTtlMillis);
+            }
+            created[0] = true;
+            return new Entry(Binding.to(replicaIfNew), now + idleTtlMillis);
+        });
+        return CompletableFuture.completedFuture(new Lookup(e.binding(), created[0]));
+    }
+
+    @Override
     public CompletableFuture<Binding> bindIfAbsent(String sessionId, String replicaId) {
         long now = clock.getAsLong();
         Entry e = sessions.compute(sessionId, (id, old) -> old != null && old.expiresAtMillis() > now
                 ? old : new Entry(Binding.to(replicaId), now + idleTtlMillis));
+        return CompletableFuture.completedFuture(e.binding());
+    }
+
+    @Override
+    public CompletableFuture<Binding> claim(String sessionId, String replicaId) {
+        long now = clock.getAsLong();
+        Entry e = sessions.compute(sessionId, (id, old) -> old != null && old.expiresAtMillis() > now
+                && old.binding().lost() ? old : new Entry(Binding.to(replicaId), now + idleTtlMillis));
         return CompletableFuture.completedFuture(e.binding());
     }
 

@@ -35,8 +35,18 @@ public final class ObservedSessionStore implements SessionStore {
     }
 
     @Override
+    public CompletableFuture<Lookup> findOrBind(String sessionId, String replicaIfNew) {
+        return timed("find_or_bind", () -> delegate.findOrBind(sessionId, replicaIfNew));
+    }
+
+    @Override
     public CompletableFuture<Binding> bindIfAbsent(String sessionId, String replicaId) {
         return timed("bind", () -> delegate.bindIfAbsent(sessionId, replicaId));
+    }
+
+    @Override
+    public CompletableFuture<Binding> claim(String sessionId, String replicaId) {
+        return timed("claim", () -> delegate.claim(sessionId, replicaId));
     }
 
     @Override
@@ -57,5 +67,10 @@ public final class ObservedSessionStore implements SessionStore {
     @Override
     public CompletableFuture<Long> evictReplica(String replicaId) {
         return timed("evict", () -> delegate.evictReplica(replicaId));
+    }
+
+    @Override
+    public void subscribeToBindings(java.util.function.BiConsumer<String, String> sessionAndReplica) {
+        delegate.subscribeToBindings(sessionAndReplica);
     }
 }

@@ -40,6 +40,27 @@ public final class RedisSessionStore implements SessionStore {
             end
             return v""";
 
+    // Read a binding (refreshing a live one) or, if there is none, create it: one round trip either way.
+    private static final String FIND_OR_BIND = """
+            local v = redis.call('GET', KEYS[1])
+            if v then
+              if string.sub(v, 1, 1) ~= '!' then
+                redis.call('PEXPIRE', KEYS[1], ARGV[2])
+              end
+              return {v, 0}
+            end
+            redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+            return {ARGV[1], 1}""";
+
+    // Overwrite a live binding (never a tombstone); returns the value in force and the one replaced.
+    private static final String CLAIM = """
+            local v = redis.call('GET', KEYS[1])
+            if v and string.sub(v, 1, 1) == '!' then
+              return {v, v}
+            end
+            redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+            return {ARGV[1], v or ''}""";
+
     // Compare-and-refresh: only push back the expiry of a binding that still names the same replica.
     private static final String TOUCH = """
             if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -106,10 +127,31 @@ public final class RedisSessionStore implements SessionStore {
     }
 
     @Override
+    public CompletableFuture<Lookup> findOrBind(String sessionId, String replicaIfNew) {
+        String key = keys.session(sessionId);
+        RFuture<List<Object>> reply = redis.getScript(StringCodec.INSTANCE).evalAsync(key, RScript.Mode.READ_WRITE,
+                FIND_OR_BIND, RScript.ReturnType.LIST, List.of(key), replicaIfNew, Long.toString(idleTtl.toMillis()));
+        return reply.toCompletableFuture().thenApply(r -> {
+            Binding b = Binding.decode(String.valueOf(r.get(0)));
+            boolean created = r.get(1) instanceof Number n && n.longValue() == 1;
+            if (!b.lost()) {
+                // The index and the feed follow the binding; the decision does not wait for them.
+                index(b.replicaId()).addAsync(expiry(), sessionId);
+                if (created) {
+                    redis.getTopic(keys.bindingFeed(), StringCodec.INSTANCE).publishAsync(sessionId + " " + b.replicaId());
+                }
+            }
+            return new Lookup(b, created);
+        });
+    }
+
+    @Override
     public CompletableFuture<Binding> bindIfAbsent(String sessionId, String replicaId) {
         RBucket<String> bucket = bucket(sessionId);
         return bucket.setIfAbsentAsync(replicaId, idleTtl).toCompletableFuture().thenCompose(won -> {
             if (won) {
+                // Not awaited: the feed only warms other routers' caches.
+                redis.getTopic(keys.bindingFeed(), StringCodec.INSTANCE).publishAsync(sessionId + " " + replicaId);
                 return index(replicaId).addAsync(expiry(), sessionId).toCompletableFuture()
                         .thenApply(added -> Binding.to(replicaId));
             }
@@ -117,6 +159,26 @@ public final class RedisSessionStore implements SessionStore {
                     ? CompletableFuture.completedFuture(Binding.decode(existing))
                     // The winner's binding expired between our two commands: try once more.
                     : bindIfAbsent(sessionId, replicaId));
+        });
+    }
+
+    @Override
+    public CompletableFuture<Binding> claim(String sessionId, String replicaId) {
+        String key = keys.session(sessionId);
+        RFuture<List<Object>> claimed = redis.getScript(StringCodec.INSTANCE).evalAsync(key, RScript.Mode.READ_WRITE,
+                CLAIM, RScript.ReturnType.LIST, List.of(key), replicaId, Long.toString(idleTtl.toMillis()));
+        return claimed.toCompletableFuture().thenCompose(reply -> {
+            Binding held = Binding.decode(String.valueOf(reply.get(0)));
+            String replaced = String.valueOf(reply.get(1));
+            if (held.lost()) {
+                return CompletableFuture.completedFuture(held);
+            }
+            redis.getTopic(keys.bindingFeed(), StringCodec.INSTANCE).publishAsync(sessionId + " " + replicaId);
+            CompletableFuture<?> unindex = replaced.isEmpty() || replaced.equals(replicaId)
+                    ? CompletableFuture.completedFuture(null)
+                    : index(replaced).removeAsync(sessionId).toCompletableFuture();
+            return unindex.thenCompose(x -> index(replicaId).addAsync(expiry(), sessionId).toCompletableFuture())
+                    .thenApply(x -> held);
         });
     }
 
@@ -175,20 +237,37 @@ public final class RedisSessionStore implements SessionStore {
         String lostValue = Binding.lostOn(replicaId).encode();
         String lostMillis = Long.toString(lostTtl.toMillis());
         return index.readAllAsync().toCompletableFuture().thenCompose(members -> {
-            List<CompletableFuture<Long>> marks = new ArrayList<>();
+            if (members.isEmpty()) {
+                return index.deleteAsync().toCompletableFuture().thenApply(d -> 0L);
+            }
+            // One pipelined batch rather than one call per session: a replica with thousands of sessions must
+            // not take every pooled connection away from the request path.
+            RBatch batch = redis.createBatch();
             for (String sessionId : members) {
                 String key = keys.session(sessionId);
-                RFuture<Long> marked = redis.getScript(StringCodec.INSTANCE).evalAsync(key, RScript.Mode.READ_WRITE,
-                        MARK_LOST, RScript.ReturnType.LONG, List.of(key), replicaId, lostValue, lostMillis);
-                marks.add(marked.toCompletableFuture());
+                batch.getScript(StringCodec.INSTANCE).evalAsync(key, RScript.Mode.READ_WRITE, MARK_LOST,
+                        RScript.ReturnType.LONG, List.of(key), replicaId, lostValue, lostMillis);
             }
-            return CompletableFuture.allOf(marks.toArray(CompletableFuture[]::new)).thenCompose(done -> {
-                long total = marks.stream().mapToLong(f -> {
-                    Long v = f.join();
-                    return v == null ? 0 : v;
-                }).sum();
-                return index.deleteAsync().toCompletableFuture().thenApply(d -> total);
+            return batch.executeAsync().toCompletableFuture().thenCompose(result -> {
+                long total = 0;
+                for (Object r : result.getResponses()) {
+                    total += r instanceof Number n ? n.longValue() : 0;
+                }
+                long marked = total;
+                return index.deleteAsync().toCompletableFuture().thenApply(d -> marked);
             });
+        });
+    }
+
+    @Override
+    public void subscribeToBindings(java.util.function.BiConsumer<String, String> sessionAndReplica) {
+        // Registered without waiting: with lazy connection the subscription is made once Redis is reachable,
+        // and Redisson re-subscribes after reconnects.
+        redis.getTopic(keys.bindingFeed(), StringCodec.INSTANCE).addListenerAsync(String.class, (channel, message) -> {
+            int space = message.indexOf(' ');
+            if (space > 0) {
+                sessionAndReplica.accept(message.substring(0, space), message.substring(space + 1));
+            }
         });
     }
 

@@ -18,10 +18,23 @@ public interface SessionStore {
     CompletableFuture<Optional<Binding>> find(String sessionId);
 
     /**
+     * Looks the session up and, if it is unbound, binds it to {@code replicaIfNew}, in one atomic step (one
+     * round trip to Redis on the request path, whether the session turns out to be known or new). A live
+     * binding's idle expiry is refreshed; a tombstone is returned as is.
+     */
+    CompletableFuture<Lookup> findOrBind(String sessionId, String replicaIfNew);
+
+    /**
      * Binds the session to {@code replicaId} unless it is already bound, and returns the binding in force:
      * ours if we won, the existing one if another router (or an earlier request) got there first.
      */
     CompletableFuture<Binding> bindIfAbsent(String sessionId, String replicaId);
+
+    /**
+     * Binds the session to {@code replicaId} even if another live binding exists (a placement made while the
+     * store was unreachable); a lost-session tombstone is kept. Returns the binding in force afterwards.
+     */
+    CompletableFuture<Binding> claim(String sessionId, String replicaId);
 
     /** Pushes back the idle expiry of a session known to be on {@code replicaId}; false if the binding is gone. */
     CompletableFuture<Boolean> touch(String sessionId, String replicaId);
@@ -38,4 +51,13 @@ public interface SessionStore {
      * may run it. Returns how many sessions were marked.
      */
     CompletableFuture<Long> evictReplica(String replicaId);
+
+    /**
+     * Asks to be told about bindings other routers create, as they create them, so that every router's
+     * near-cache knows the live sessions before it needs them. Best effort (a router may miss some); its value
+     * shows when the store is unreachable: a router that already knows a session keeps routing it where it
+     * lives instead of guessing. Stores shared by one router only need not do anything.
+     */
+    default void subscribeToBindings(java.util.function.BiConsumer<String, String> sessionAndReplica) {
+    }
 }

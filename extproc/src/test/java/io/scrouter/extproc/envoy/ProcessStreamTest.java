@@ -71,6 +71,16 @@ class ProcessStreamTest {
         }
 
         @Override
+        public CompletableFuture<io.scrouter.extproc.session.Lookup> findOrBind(String sessionId, String replicaIfNew) {
+            return new CompletableFuture<>();
+        }
+
+        @Override
+        public CompletableFuture<Binding> claim(String sessionId, String replicaId) {
+            return new CompletableFuture<>();
+        }
+
+        @Override
         public CompletableFuture<Boolean> touch(String sessionId, String replicaId) {
             return new CompletableFuture<>();
         }
@@ -122,11 +132,17 @@ class ProcessStreamTest {
     }
 
     @Test
-    void hungStoreBeyondItsOwnTimeoutFallsBackToARoute() throws Exception {
+    void hungStoreIsFirstABlipToRetryThenADownStoreWithRendezvousFallback() throws Exception {
         EnvoyStandIn envoy = serve(new HangingStore(), 30, 1000);
-        ProcessingResponse r = envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", UUID.randomUUID().toString()));
-        assertThat(EnvoyStandIn.upstreamOf(r)).isEqualTo("127.0.0.1:15002");
-        assertThat(observed).singleElement().isInstanceOfSatisfying(Decision.Route.class,
+        // First: the store may only be slow, and guessing could move an existing session: ask for a retry.
+        ProcessingResponse first = envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", UUID.randomUUID().toString()));
+        assertThat(EnvoyStandIn.rejectionCode(first)).isEqualTo(Status.Code.UNAVAILABLE.value());
+        assertThat(EnvoyStandIn.rejectionMessage(first)).contains("session store did not answer", "retry");
+        // Repeated failures open the breaker: the store is down, and new sessions are placed without it.
+        ProcessingResponse later = envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", UUID.randomUUID().toString()));
+        assertThat(EnvoyStandIn.upstreamOf(later)).isEqualTo("127.0.0.1:15002");
+        assertThat(observed).hasSize(2);
+        assertThat(observed.get(1)).isInstanceOfSatisfying(Decision.Route.class,
                 route -> assertThat(route.outcome()).isEqualTo(Decision.Outcome.FALLBACK));
     }
 

@@ -54,7 +54,7 @@ class MetricsAndAdminTest {
                     - {id: idle, grpc: "127.0.0.1:23002", metricsUrl: "%s", state: ready}
                     - {id: warm, grpc: "127.0.0.1:23003", state: warming}
                 probe: {interval: 100ms, staleAfter: 5s}
-                placement: {ewmaAlpha: 1.0}
+                placement: {policy: seed, ewmaAlpha: 1.0}
                 admin: {bindAddress: 127.0.0.1, port: 0}
                 metrics: {bindAddress: 127.0.0.1, port: 0}
                 """.formatted(busy.url(), idle.url());
@@ -100,7 +100,8 @@ class MetricsAndAdminTest {
         for (int i = 0; i < 5; i++) {
             envoy.send(EnvoyStandIn.sparkCall("AnalyzePlan", sessions.get(0)));
         }
-        envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", null));
+        // No header and no body to read the id from: rejected as missing.
+        envoy.sendEndOfStream(EnvoyStandIn.sparkCall("ExecutePlan", null));
         List<String[]> forged = EnvoyStandIn.sparkCall("Config", sessions.get(1));
         forged.add(new String[] {RouteHeaders.UPSTREAM, "10.1.1.1:80"});
         envoy.send(forged);

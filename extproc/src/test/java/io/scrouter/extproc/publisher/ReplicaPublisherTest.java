@@ -54,7 +54,7 @@ class ReplicaPublisherTest {
         String yaml = """
                 server: {bindAddress: 127.0.0.1, port: 0}
                 redis: {address: "%s", timeout: 200ms, keyPrefix: pub}
-                pool: {pollInterval: 100ms}
+                pool: {pollInterval: 100ms, departureGrace: 300ms}
                 probe: {interval: 100ms, staleAfter: 5s}
                 """.formatted(redis.address());
         router = RouterServer.start(ConfigLoader.parse(yaml, Map.of()));

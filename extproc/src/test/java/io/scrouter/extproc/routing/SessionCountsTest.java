@@ -40,6 +40,16 @@ class SessionCountsTest {
         }
 
         @Override
+        public CompletableFuture<io.scrouter.extproc.session.Lookup> findOrBind(String sessionId, String replicaIfNew) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public CompletableFuture<Binding> claim(String sessionId, String replicaId) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
         public CompletableFuture<Boolean> touch(String sessionId, String replicaId) {
             throw new UnsupportedOperationException();
         }

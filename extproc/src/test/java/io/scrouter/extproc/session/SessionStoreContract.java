@@ -146,6 +146,36 @@ abstract class SessionStoreContract {
     }
 
     @Test
+    void findOrBindCreatesOnceThenReturnsTheExistingBindingAndKeepsTombstones() throws Exception {
+        assertThat(await(store.findOrBind(S1, "a"))).isEqualTo(new Lookup(Binding.to("a"), true));
+        assertThat(await(store.findOrBind(S1, "b"))).as("second caller gets the first binding")
+                .isEqualTo(new Lookup(Binding.to("a"), false));
+        assertThat(find(S1)).contains(Binding.to("a"));
+        clock.addAndGet(IDLE.toMillis() - 1);
+        await(store.findOrBind(S1, "b"));
+        clock.addAndGet(IDLE.toMillis() - 1);
+        assertThat(count("a", "b")).as("a lookup keeps the session alive and counted").isEqualTo(Map.of("a", 1L, "b", 0L));
+
+        bind(S2, "c");
+        await(store.evictReplica("c"));
+        assertThat(await(store.findOrBind(S2, "a"))).isEqualTo(new Lookup(Binding.lostOn("c"), false));
+    }
+
+    @Test
+    void claimReplacesALiveBindingMovesItsCountAndKeepsTombstones() throws Exception {
+        bind(S1, "a");
+        assertThat(await(store.claim(S1, "b"))).isEqualTo(Binding.to("b"));
+        assertThat(find(S1)).contains(Binding.to("b"));
+        assertThat(count("a", "b")).isEqualTo(Map.of("a", 0L, "b", 1L));
+
+        assertThat(await(store.claim(S2, "a"))).as("claiming an unbound session binds it").isEqualTo(Binding.to("a"));
+
+        bind(S3, "c");
+        await(store.evictReplica("c"));
+        assertThat(await(store.claim(S3, "a"))).as("a lost session stays lost").isEqualTo(Binding.lostOn("c"));
+    }
+
+    @Test
     void lookupKeepsASessionCountedLikeATouch() throws Exception {
         // Regression: the Redis store refreshed the key on lookup but not the session's score in its
         // replica's index, so a session kept alive by lookups dropped out of the count.

@@ -62,6 +62,13 @@ public final class EnvoyStandIn {
         return exchange(List.of(headersRequest(headers))).get(0);
     }
 
+    /** Sends headers that end the request (no body follows, as for a bodiless call) and returns the answer. */
+    public ProcessingResponse sendEndOfStream(List<String[]> headers) throws Exception {
+        ProcessingRequest.Builder r = headersRequest(headers).toBuilder();
+        r.getRequestHeadersBuilder().setEndOfStream(true);
+        return exchange(List.of(r.build())).get(0);
+    }
+
     /** Sends the given messages on one stream; returns one answer per message. */
     public List<ProcessingResponse> exchange(List<ProcessingRequest> requests) throws Exception {
         List<ProcessingResponse> answers = new ArrayList<>();

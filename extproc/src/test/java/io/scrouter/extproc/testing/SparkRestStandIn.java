@@ -63,8 +63,13 @@ public final class SparkRestStandIn implements AutoCloseable {
         return "http://127.0.0.1:" + server.getAddress().getPort();
     }
 
+    private boolean closed;
+
     @Override
-    public void close() {
-        server.stop(0);
+    public synchronized void close() {
+        if (!closed) {
+            closed = true;
+            server.stop(0);
+        }
     }
 }

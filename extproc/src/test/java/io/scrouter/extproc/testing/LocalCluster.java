@@ -1,0 +1,147 @@
+package io.scrouter.extproc.testing;
+
+import io.grpc.ManagedChannel;
+import io.grpc.netty.NettyChannelBuilder;
+import io.scrouter.extproc.RouterServer;
+import io.scrouter.extproc.config.ConfigLoader;
+import io.scrouter.extproc.pool.RedisInstanceStore;
+import io.scrouter.extproc.pool.Replica;
+import io.scrouter.extproc.pool.ReplicaState;
+import io.scrouter.extproc.redis.RedisKeys;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A whole system on loopback for fault tests: a real redis-server, replicas (Spark-shaped REST endpoints
+ * and a gRPC address each) kept alive in the instance store by a renewal loop standing in for their
+ * publishers, and router instances sharing the Redis. Everything it starts, it stops.
+ */
+public final class LocalCluster implements AutoCloseable {
+
+    public static final String PREFIX = "lc";
+
+    private final RedisProcess redis;
+    private final RedissonClient admin;
+    private final RedisInstanceStore instances;
+    private final List<SparkRestStandIn> rest = new ArrayList<>();
+    private final List<Replica> replicas = new ArrayList<>();
+    private final Set<String> renewed = ConcurrentHashMap.newKeySet();
+    private final Map<String, ReplicaState> states = new ConcurrentHashMap<>();
+    private final List<RouterServer> routers = new ArrayList<>();
+    private final List<ManagedChannel> channels = new ArrayList<>();
+    private final ScheduledExecutorService renewer = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "cluster-renewer");
+        t.setDaemon(true);
+        return t;
+    });
+    private final Duration replicaTtl;
+    private final String routerYaml;
+
+    /**
+     * @param replicaCount replicas r0..r(n-1), idle, 2 slots each
+     * @param replicaTtl   instance-store expiry; renewed every ttl/4 while the replica is alive
+     * @param routerYaml   extra router configuration (pool, probe, sessions...) merged after the basics;
+     *                     must not repeat the server or redis sections
+     */
+    public LocalCluster(int replicaCount, Duration replicaTtl, String routerYaml) throws Exception {
+        this.redis = RedisProcess.start();
+        Config c = new Config();
+        c.useSingleServer().setAddress(redis.address());
+        this.admin = Redisson.create(c);
+        this.instances = new RedisInstanceStore(admin, new RedisKeys(PREFIX));
+        this.replicaTtl = replicaTtl;
+        this.routerYaml = routerYaml;
+        for (int i = 0; i < replicaCount; i++) {
+            SparkRestStandIn s = new SparkRestStandIn().load(0, 0, 2);
+            rest.add(s);
+            Replica r = new Replica("r" + i, "127.0.0.1:" + (25000 + i), s.url(), ReplicaState.READY);
+            replicas.add(r);
+            renewed.add(r.id());
+            states.put(r.id(), ReplicaState.READY);
+            instances.publish(r, replicaTtl).get();
+        }
+        long every = Math.max(50, replicaTtl.toMillis() / 4);
+        renewer.scheduleWithFixedDelay(this::renew, every, every, TimeUnit.MILLISECONDS);
+    }
+
+    private void renew() {
+        for (Replica r : replicas) {
+            if (renewed.contains(r.id())) {
+                instances.publish(new Replica(r.id(), r.grpcAddress(), r.metricsUrl(), states.get(r.id())), replicaTtl);
+            }
+        }
+    }
+
+    /** Starts one more router instance sharing the cluster's Redis. */
+    public RouterServer startRouter() throws Exception {
+        String yaml = """
+                server: {bindAddress: 127.0.0.1, port: 0, decisionDeadline: 150ms}
+                redis: {address: "%s", timeout: 50ms, keyPrefix: %s}
+                """.formatted(redis.address(), PREFIX) + routerYaml;
+        RouterServer rs = RouterServer.start(ConfigLoader.parse(yaml, Map.of()));
+        routers.add(rs);
+        return rs;
+    }
+
+    public EnvoyStandIn envoyFor(RouterServer rs) {
+        ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", rs.port()).usePlaintext().build();
+        channels.add(ch);
+        return new EnvoyStandIn(ch);
+    }
+
+    public List<Replica> replicas() {
+        return replicas;
+    }
+
+    public Replica replica(int i) {
+        return replicas.get(i);
+    }
+
+    /** The replica dies: its metrics endpoint stops answering and its publisher stops renewing. */
+    public void kill(int i) {
+        rest.get(i).close();
+        renewed.remove(replicas.get(i).id());
+    }
+
+    /** The control plane stops: no replica is renewed any more. */
+    public void stopPublishing() {
+        renewed.clear();
+    }
+
+    /** The replica's publisher announces a new state (warming or draining), published at once. */
+    public void announce(int i, ReplicaState state) throws Exception {
+        Replica r = replicas.get(i);
+        states.put(r.id(), state);
+        instances.publish(new Replica(r.id(), r.grpcAddress(), r.metricsUrl(), state), replicaTtl).get();
+    }
+
+    public RedisProcess redis() {
+        return redis;
+    }
+
+    public void stopRouter(RouterServer rs) {
+        routers.remove(rs);
+        rs.close();
+    }
+
+    @Override
+    public void close() throws Exception {
+        renewer.shutdownNow();
+        channels.forEach(ManagedChannel::shutdownNow);
+        routers.forEach(RouterServer::close);
+        rest.forEach(SparkRestStandIn::close);
+        admin.shutdown();
+        redis.close();
+    }
+}

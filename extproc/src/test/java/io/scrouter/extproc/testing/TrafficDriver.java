@@ -1,0 +1,146 @@
+package io.scrouter.extproc.testing;
+
+import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Steady Envoy-like traffic against one or more routers, for fault tests: a fixed set of long-lived sessions
+ * issuing requests, plus a trickle of new sessions, each request sent to a random router (as Envoy balances
+ * its ext_proc cluster). Bounded in time and in request count; loopback only.
+ */
+public final class TrafficDriver implements AutoCloseable {
+
+    /** One request's result. {@code upstream} is null when rejected; then {@code grpcStatus} says why. */
+    public record Result(long atNanos, String session, int router, String upstream, int grpcStatus, long nanos,
+                         boolean newSession) {
+    }
+
+    private final List<EnvoyStandIn> routers;
+    private final List<String> sessions = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final boolean reuseNewSessions;
+    private final ConcurrentLinkedQueue<Result> results = new ConcurrentLinkedQueue<>();
+    private final ExecutorService workers;
+    private final AtomicBoolean stop = new AtomicBoolean();
+    private final long maxRequests;
+    private final long deadlineNanos;
+
+    /**
+     * @param routers         Envoy stand-ins, one per router instance
+     * @param longLived       sessions that keep sending requests
+     * @param threads         concurrent request loops
+     * @param newSessionEvery one request in this many opens a new session (0: none)
+     * @param maxSeconds      hard bound on how long the driver runs
+     * @param maxRequests     hard bound on the number of requests
+     */
+    public TrafficDriver(List<EnvoyStandIn> routers, int longLived, int threads, int newSessionEvery,
+                         int maxSeconds, long maxRequests) {
+        this(routers, longLived, threads, newSessionEvery, maxSeconds, maxRequests, false);
+    }
+
+    /**
+     * @param reuseNewSessions new sessions join the set that later requests pick from, so they are seen again,
+     *                         possibly by another router
+     */
+    public TrafficDriver(List<EnvoyStandIn> routers, int longLived, int threads, int newSessionEvery,
+                         int maxSeconds, long maxRequests, boolean reuseNewSessions) {
+        this.routers = routers;
+        this.reuseNewSessions = reuseNewSessions;
+        for (int i = 0; i < longLived; i++) {
+            sessions.add(UUID.randomUUID().toString());
+        }
+        this.maxRequests = maxRequests;
+        this.deadlineNanos = System.nanoTime() + TimeUnit.SECONDS.toNanos(maxSeconds);
+        this.workers = Executors.newFixedThreadPool(threads, r -> {
+            Thread t = new Thread(r, "traffic");
+            t.setDaemon(true);
+            return t;
+        });
+        for (int i = 0; i < threads; i++) {
+            workers.submit(() -> loop(newSessionEvery));
+        }
+    }
+
+    public List<String> sessions() {
+        return List.copyOf(sessions);
+    }
+
+    private void loop(int newSessionEvery) {
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        String[] methods = {"ExecutePlan", "AnalyzePlan", "Config", "ReattachExecute", "ReleaseExecute"};
+        while (!stop.get() && System.nanoTime() < deadlineNanos && results.size() < maxRequests) {
+            boolean fresh = newSessionEvery > 0 && random.nextInt(newSessionEvery) == 0;
+            String session = fresh ? UUID.randomUUID().toString() : sessions.get(random.nextInt(sessions.size()));
+            int router = random.nextInt(routers.size());
+            long start = System.nanoTime();
+            try {
+                ProcessingResponse r = routers.get(router).send(EnvoyStandIn.sparkCall(
+                        methods[random.nextInt(methods.length)], session));
+                long took = System.nanoTime() - start;
+                results.add(new Result(start, session, router, EnvoyStandIn.upstreamOf(r),
+                        EnvoyStandIn.rejectionCode(r), took, fresh));
+                if (fresh && reuseNewSessions && EnvoyStandIn.upstreamOf(r) != null) {
+                    sessions.add(session);
+                }
+            } catch (Exception e) {
+                results.add(new Result(start, session, router, null, -2, System.nanoTime() - start, fresh));
+            }
+            try {
+                Thread.sleep(1);
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
+    }
+
+    /** Results so far, in completion order. */
+    public List<Result> results() {
+        return new ArrayList<>(results);
+    }
+
+    /** Results of requests started in [fromNanos, toNanos). */
+    public List<Result> between(long fromNanos, long toNanos) {
+        return results.stream().filter(r -> r.atNanos() >= fromNanos && r.atNanos() < toNanos).toList();
+    }
+
+    /** The q-quantile (0..1) of decision latency in milliseconds. */
+    public static double percentileMillis(List<Result> rs, double q) {
+        if (rs.isEmpty()) {
+            return Double.NaN;
+        }
+        long[] n = rs.stream().mapToLong(Result::nanos).toArray();
+        Arrays.sort(n);
+        return n[(int) Math.min(n.length - 1, Math.floor(q * n.length))] / 1e6;
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        stop.set(true);
+        workers.shutdown();
+        workers.awaitTermination(20, TimeUnit.SECONDS);
+    }
+
+    /** Sessions that were routed to more than one replica over the run (by any router): moved sessions. */
+    public static java.util.Set<String> movedSessions(List<Result> rs) {
+        java.util.Map<String, String> first = new java.util.HashMap<>();
+        java.util.Set<String> moved = new java.util.HashSet<>();
+        for (Result r : rs) {
+            if (r.upstream() != null) {
+                String prev = first.putIfAbsent(r.session(), r.upstream());
+                if (prev != null && !prev.equals(r.upstream())) {
+                    moved.add(r.session());
+                }
+            }
+        }
+        return moved;
+    }
+}
