@@ -1,5 +1,6 @@
 package io.scrouter.extproc.config;
 
+import io.scrouter.scorer.policy.Policies;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -118,7 +119,7 @@ class ConfigLoaderTest {
                 Duration.ofSeconds(5)));
         assertThat(c.sessions()).isEqualTo(new RouterConfig.Sessions(Duration.ofMinutes(30), Duration.ofSeconds(30),
                 1_000_000, Duration.ofHours(1)));
-        assertThat(c.placement()).isEqualTo(new RouterConfig.Placement("seed", 0.9, 0.1, 50, 0.5));
+        assertThat(c.placement()).isEqualTo(new RouterConfig.Placement(Policies.DEFAULT, 0.9, 0.1, 50, 0.5));
         // The operator endpoint stays on loopback unless moved on purpose.
         assertThat(c.admin().bindAddress()).isEqualTo("127.0.0.1");
     }

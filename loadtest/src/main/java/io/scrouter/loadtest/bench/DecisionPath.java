@@ -1,0 +1,60 @@
+package io.scrouter.loadtest.bench;
+
+import io.scrouter.extproc.pool.PoolRefresher;
+import io.scrouter.extproc.pool.Replica;
+import io.scrouter.extproc.pool.ReplicaState;
+import io.scrouter.extproc.pool.ServerPool;
+import io.scrouter.extproc.pool.StaticInstanceStore;
+import io.scrouter.extproc.routing.RouterSettings;
+import io.scrouter.extproc.routing.SessionCounts;
+import io.scrouter.extproc.routing.SessionRouter;
+import io.scrouter.extproc.routing.StoreHealth;
+import io.scrouter.extproc.session.InMemorySessionStore;
+import io.scrouter.scorer.LoadSample;
+import io.scrouter.scorer.load.LoadBoard;
+import io.scrouter.scorer.policy.Placer;
+import io.scrouter.scorer.policy.Policies;
+import io.scrouter.scorer.policy.PolicySettings;
+import io.scrouter.scorer.smoothing.Ewma;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The service's decision path wired in process exactly as {@code RouterServer} wires it, on the embedded
+ * in-memory store and a static pool of {@code replicas} ready replicas with fresh load samples: no gRPC,
+ * no Redis, so a benchmark measures the decision itself.
+ */
+final class DecisionPath {
+
+    final SessionRouter router;
+    final InMemorySessionStore store;
+    final LoadBoard board;
+
+    DecisionPath(int replicas, long nearCacheMaxSize) throws Exception {
+        List<Replica> pool = new ArrayList<>(replicas);
+        for (int i = 0; i < replicas; i++) {
+            pool.add(new Replica("r" + i, "10." + (i / 250) + "." + (i % 250) + ".1:15002",
+                    "http://10.0.0.1:4040", ReplicaState.READY));
+        }
+        ServerPool serverPool = new ServerPool();
+        PoolRefresher refresher = new PoolRefresher(new StaticInstanceStore(pool), serverPool, Duration.ofSeconds(1),
+                System::currentTimeMillis);
+        refresher.refresh().get(5, TimeUnit.SECONDS);
+        store = new InMemorySessionStore(Duration.ofMinutes(30), Duration.ofHours(1), System::currentTimeMillis);
+        // Samples far in the future stay fresh for any run length, so placement is never degraded.
+        board = new LoadBoard(new Ewma(0.5, 1_000), Long.MAX_VALUE / 4);
+        long now = System.currentTimeMillis();
+        for (int i = 0; i < replicas; i++) {
+            board.recordSample("r" + i, new LoadSample(i % 7, i % 3, 8), now);
+        }
+        SessionCounts counts = new SessionCounts(store);
+        Placer placer = new Placer(Policies.byName(Policies.DEFAULT, PolicySettings.DEFAULTS));
+        RouterSettings settings = new RouterSettings(50, 30_000, 1_000, nearCacheMaxSize,
+                Duration.ofMinutes(30).toMillis());
+        router = new SessionRouter(serverPool, refresher, store, board, placer, counts, new StoreHealth(3, 1_000),
+                settings, System::currentTimeMillis);
+    }
+}

@@ -1,0 +1,194 @@
+package io.scrouter.loadtest.bench;
+
+import io.grpc.ManagedChannel;
+import io.grpc.Server;
+import io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.NettyServerBuilder;
+import io.scrouter.extproc.RouterServer;
+import io.scrouter.extproc.config.ConfigLoader;
+import io.scrouter.extproc.pool.RedisInstanceStore;
+import io.scrouter.extproc.pool.Replica;
+import io.scrouter.extproc.pool.ReplicaState;
+import io.scrouter.extproc.redis.RedisKeys;
+import io.scrouter.extproc.testing.RedisProcess;
+import io.scrouter.extproc.testing.SparkRestStandIn;
+import io.scrouter.loadtest.Args;
+import org.redisson.Redisson;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Supplier;
+
+/**
+ * The service over real gRPC on loopback, against a no-op ext_proc server measured in the same run:
+ * known sessions (near-cache hits), new sessions (Redis writes) and near-cache misses (sessions another
+ * router bound), each at full speed (closed loop) and at one fixed offered load (open loop). Prints the
+ * figures and the ratios to the baseline. Client, servers and redis-server share this machine's cores,
+ * so absolute numbers are a floor; the ratios are the point.
+ */
+public final class GrpcBench {
+
+    private static final String USAGE = "bench-grpc [--rate 2000] [--seconds 8] [--concurrency 32]";
+    private static final String PREFIX = "bench";
+
+    private GrpcBench() {
+    }
+
+    public static void main(String[] argv) throws Exception {
+        Args args = new Args(argv, Set.of("rate", "seconds", "concurrency"), USAGE);
+        double rate = args.getDouble("rate", 2_000);
+        long millis = args.getLong("seconds", 8) * 1_000;
+        int concurrency = (int) args.getLong("concurrency", 32);
+
+        List<AutoCloseable> closeLast = new ArrayList<>();
+        try (RedisProcess redis = RedisProcess.start()) {
+            Config rc = new Config();
+            rc.useSingleServer().setAddress(redis.address());
+            RedissonClient admin = Redisson.create(rc);
+            RedisInstanceStore instances = new RedisInstanceStore(admin, new RedisKeys(PREFIX));
+            for (int i = 0; i < 4; i++) {
+                SparkRestStandIn rest = new SparkRestStandIn().load(i, 0, 8);
+                closeLast.add(rest);
+                instances.publish(new Replica("r" + i, "127.0.0.1:" + (17000 + i), rest.url(), ReplicaState.READY),
+                        Duration.ofMinutes(30)).get();
+            }
+            RouterServer routerA = router(redis);
+            RouterServer routerB = router(redis);
+            Server noop = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).directExecutor()
+                    .addService(new NoopProcessor()).build().start();
+            ManagedChannel toNoop = channel(noop.getPort());
+            ManagedChannel toA = channel(routerA.port());
+            ManagedChannel toB = channel(routerB.port());
+            Thread.sleep(1_500); // first probes and counts
+            try {
+                ExtProcLoad noopLoad = new ExtProcLoad(toNoop);
+                ExtProcLoad a = new ExtProcLoad(toA);
+                ExtProcLoad b = new ExtProcLoad(toB);
+
+                List<String> known = new ArrayList<>();
+                for (int i = 0; i < 10_000; i++) {
+                    known.add(UUID.randomUUID().toString());
+                }
+                bindAll(a, known);
+                Supplier<String> knownPick = () -> known.get(ThreadLocalRandom.current().nextInt(known.size()));
+                Supplier<String> fresh = () -> UUID.randomUUID().toString();
+
+                // Sessions bound by router B and never seen by A: every request to A misses its near-cache.
+                int missNeeded = (int) (rate * (millis + 2_000) / 1000 + 25_000 * millis / 1000);
+                List<String> boundElsewhere = new ArrayList<>(missNeeded);
+                for (int i = 0; i < missNeeded; i++) {
+                    boundElsewhere.add(UUID.randomUUID().toString());
+                }
+                System.err.println("binding " + missNeeded + " sessions through a second router ...");
+                bindAll(b, boundElsewhere);
+                ConcurrentLinkedQueue<String> misses = new ConcurrentLinkedQueue<>(boundElsewhere);
+                Supplier<String> missPick = () -> {
+                    String s = misses.poll();
+                    return s != null ? s : UUID.randomUUID().toString();
+                };
+
+                System.err.println("measuring ...");
+                // Same offered load first, for every kind, so no latency figure inherits a backlog left by a
+                // saturating phase; then the closed-loop maxima.
+                ExtProcLoad.Result noopRate = atRate(noopLoad, knownPick, rate, millis);
+                ExtProcLoad.Result knownRate = atRate(a, knownPick, rate, millis);
+                ExtProcLoad.Result newRate = atRate(b, fresh, rate, millis);
+                ExtProcLoad.Result missRate = atRate(a, missPick, rate, millis);
+                Phase noopP = new Phase("no-op baseline", max(noopLoad, knownPick, millis, concurrency), noopRate);
+                Phase knownP = new Phase("known session (near-cache hit)", max(a, knownPick, millis, concurrency),
+                        knownRate);
+                Phase newP = new Phase("new session (placement + Redis SET NX)", max(b, fresh, millis, concurrency),
+                        newRate);
+                Phase missP = new Phase("near-cache miss (Redis GETEX)", max(a, missPick, millis, concurrency),
+                        missRate);
+                print(List.of(noopP, knownP, newP, missP), rate, concurrency, misses.isEmpty());
+            } finally {
+                toNoop.shutdownNow();
+                toA.shutdownNow();
+                toB.shutdownNow();
+                noop.shutdownNow();
+                routerA.close();
+                routerB.close();
+                admin.shutdown();
+            }
+        } finally {
+            for (AutoCloseable c : closeLast) {
+                c.close();
+            }
+        }
+    }
+
+    private record Phase(String name, ExtProcLoad.Result max, ExtProcLoad.Result atRate) {
+    }
+
+    private static ExtProcLoad.Result atRate(ExtProcLoad load, Supplier<String> sessions, double rate, long millis)
+            throws InterruptedException {
+        load.openLoop(sessions, rate, 2_000); // warm-up: JIT, connections
+        ExtProcLoad.Result r = load.openLoop(sessions, rate, millis);
+        Thread.sleep(1_000); // let background store writes drain before the next phase
+        return r;
+    }
+
+    private static ExtProcLoad.Result max(ExtProcLoad load, Supplier<String> sessions, long millis, int concurrency)
+            throws InterruptedException {
+        ExtProcLoad.Result r = load.closedLoop(sessions, concurrency, millis);
+        Thread.sleep(1_000);
+        return r;
+    }
+
+    private static void bindAll(ExtProcLoad router, List<String> sessions) throws InterruptedException {
+        ConcurrentLinkedQueue<String> todo = new ConcurrentLinkedQueue<>(sessions);
+        while (!todo.isEmpty()) {
+            int before = todo.size();
+            router.closedLoop(() -> {
+                String s = todo.poll();
+                return s != null ? s : sessions.get(0);
+            }, 32, Math.max(100, before / 10));
+        }
+    }
+
+    private static void print(List<Phase> phases, double rate, int concurrency, boolean missesRanOut) {
+        Phase base = phases.get(0);
+        System.out.printf(Locale.ROOT, "%next_proc over gRPC on loopback (%d cores, client, servers and redis-server "
+                + "on one machine)%n", Runtime.getRuntime().availableProcessors());
+        System.out.printf(Locale.ROOT, "%n| request kind | max throughput (req/s, %d streams) | vs no-op | p50 at %.0f req/s "
+                + "(ms) | p99 at %.0f req/s (ms) | p99 vs no-op | errors |%n", concurrency, rate, rate);
+        System.out.println("|---|---:|---:|---:|---:|---:|---:|");
+        for (Phase p : phases) {
+            System.out.printf(Locale.ROOT, "| %s | %.0f | %.2f× | %.3f | %.3f | %.2f× | %d |%n", p.name(),
+                    p.max().perSecond(), p.max().perSecond() / base.max().perSecond(), p.atRate().p50Micros() / 1000,
+                    p.atRate().p99Micros() / 1000, p.atRate().p99Micros() / base.atRate().p99Micros(),
+                    p.max().errors() + p.atRate().errors());
+        }
+        if (missesRanOut) {
+            System.out.println("(note: the pre-bound sessions ran out; the last near-cache-miss requests were new sessions)");
+        }
+    }
+
+    private static RouterServer router(RedisProcess redis) throws Exception {
+        String yaml = """
+                server: {bindAddress: 127.0.0.1, port: 0}
+                redis: {address: "%s", timeout: 200ms, keyPrefix: %s}
+                pool: {pollInterval: 1s}
+                probe: {interval: 1s, timeout: 1s, staleAfter: 5s}
+                sessions: {idleTtl: 30m, refreshEvery: 30s}
+                admin: {port: 0}
+                """.formatted(redis.address(), PREFIX);
+        return RouterServer.start(ConfigLoader.parse(yaml, Map.of()));
+    }
+
+    private static ManagedChannel channel(int port) {
+        return NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().directExecutor()
+                .flowControlWindow(1 << 20).build();
+    }
+}

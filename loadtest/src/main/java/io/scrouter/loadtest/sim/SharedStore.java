@@ -1,0 +1,81 @@
+package io.scrouter.loadtest.sim;
+
+import io.scrouter.extproc.session.Binding;
+import io.scrouter.extproc.session.InMemorySessionStore;
+import io.scrouter.extproc.session.SessionStore;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.LongSupplier;
+
+/**
+ * The shared session store as the simulated routers see it: the service's own in-memory store on the
+ * simulated clock, except that session counts arrive {@code delayMillis} after they are read, as a Redis
+ * round trip and the routers' refresh loop make them. Bindings themselves are atomic and immediate,
+ * exactly as {@code SET NX} is.
+ */
+final class SharedStore implements SessionStore {
+
+    /** Lets the simulation run a completion later on its own clock. */
+    interface Later {
+        void at(long atMillis, Runnable action);
+    }
+
+    private final InMemorySessionStore store;
+    private final LongSupplier clock;
+    private final Later later;
+    private final long delayMillis;
+
+    SharedStore(LongSupplier clock, Later later, long delayMillis) {
+        this.store = new InMemorySessionStore(Duration.ofDays(30), Duration.ofHours(1), clock);
+        this.clock = clock;
+        this.later = later;
+        this.delayMillis = delayMillis;
+    }
+
+    @Override
+    public CompletableFuture<Optional<Binding>> find(String sessionId) {
+        return store.find(sessionId);
+    }
+
+    @Override
+    public CompletableFuture<Binding> bindIfAbsent(String sessionId, String replicaId) {
+        return store.bindIfAbsent(sessionId, replicaId);
+    }
+
+    @Override
+    public CompletableFuture<Binding> claim(String sessionId, String replicaId) {
+        return store.claim(sessionId, replicaId);
+    }
+
+    @Override
+    public CompletableFuture<io.scrouter.extproc.session.Lookup> findOrBind(String sessionId, String replicaIfNew) {
+        return store.findOrBind(sessionId, replicaIfNew);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> touch(String sessionId, String replicaId) {
+        return store.touch(sessionId, replicaId);
+    }
+
+    @Override
+    public CompletableFuture<Void> release(String sessionId, String replicaId) {
+        return store.release(sessionId, replicaId);
+    }
+
+    @Override
+    public CompletableFuture<Map<String, Long>> countSessions(Collection<String> replicaIds) {
+        Map<String, Long> counts = store.countSessions(replicaIds).join();
+        CompletableFuture<Map<String, Long>> arrives = new CompletableFuture<>();
+        later.at(clock.getAsLong() + delayMillis, () -> arrives.complete(counts));
+        return arrives;
+    }
+
+    @Override
+    public CompletableFuture<Long> evictReplica(String replicaId) {
+        return store.evictReplica(replicaId);
+    }
+}
