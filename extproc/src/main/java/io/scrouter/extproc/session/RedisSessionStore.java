@@ -128,17 +128,14 @@ public final class RedisSessionStore implements SessionStore {
 
     @Override
     public CompletableFuture<Lookup> findOrBind(String sessionId, String replicaIfNew) {
-        String key = keys.session(sessionId);
-        RFuture<List<Object>> reply = redis.getScript(StringCodec.INSTANCE).evalAsync(key, RScript.Mode.READ_WRITE,
-                FIND_OR_BIND, RScript.ReturnType.LIST, List.of(key), replicaIfNew, Long.toString(idleTtl.toMillis()));
-        return reply.toCompletableFuture().thenApply(r -> {
+        return listScript(FIND_OR_BIND, sessionId, replicaIfNew).thenApply(r -> {
             Binding b = Binding.decode(String.valueOf(r.get(0)));
             boolean created = r.get(1) instanceof Number n && n.longValue() == 1;
             if (!b.lost()) {
                 // The index and the feed follow the binding; the decision does not wait for them.
                 index(b.replicaId()).addAsync(expiry(), sessionId);
                 if (created) {
-                    redis.getTopic(keys.bindingFeed(), StringCodec.INSTANCE).publishAsync(sessionId + " " + b.replicaId());
+                    announce(sessionId, b.replicaId());
                 }
             }
             return new Lookup(b, created);
@@ -150,8 +147,7 @@ public final class RedisSessionStore implements SessionStore {
         RBucket<String> bucket = bucket(sessionId);
         return bucket.setIfAbsentAsync(replicaId, idleTtl).toCompletableFuture().thenCompose(won -> {
             if (won) {
-                // Not awaited: the feed only warms other routers' caches.
-                redis.getTopic(keys.bindingFeed(), StringCodec.INSTANCE).publishAsync(sessionId + " " + replicaId);
+                announce(sessionId, replicaId);
                 return index(replicaId).addAsync(expiry(), sessionId).toCompletableFuture()
                         .thenApply(added -> Binding.to(replicaId));
             }
@@ -164,16 +160,13 @@ public final class RedisSessionStore implements SessionStore {
 
     @Override
     public CompletableFuture<Binding> claim(String sessionId, String replicaId) {
-        String key = keys.session(sessionId);
-        RFuture<List<Object>> claimed = redis.getScript(StringCodec.INSTANCE).evalAsync(key, RScript.Mode.READ_WRITE,
-                CLAIM, RScript.ReturnType.LIST, List.of(key), replicaId, Long.toString(idleTtl.toMillis()));
-        return claimed.toCompletableFuture().thenCompose(reply -> {
+        return listScript(CLAIM, sessionId, replicaId).thenCompose(reply -> {
             Binding held = Binding.decode(String.valueOf(reply.get(0)));
             String replaced = String.valueOf(reply.get(1));
             if (held.lost()) {
                 return CompletableFuture.completedFuture(held);
             }
-            redis.getTopic(keys.bindingFeed(), StringCodec.INSTANCE).publishAsync(sessionId + " " + replicaId);
+            announce(sessionId, replicaId);
             CompletableFuture<?> unindex = replaced.isEmpty() || replaced.equals(replicaId)
                     ? CompletableFuture.completedFuture(null)
                     : index(replaced).removeAsync(sessionId).toCompletableFuture();
@@ -269,6 +262,19 @@ public final class RedisSessionStore implements SessionStore {
                 sessionAndReplica.accept(message.substring(0, space), message.substring(space + 1));
             }
         });
+    }
+
+    /** Runs a one-key script on the session's key with the idle TTL as its last argument. */
+    private CompletableFuture<List<Object>> listScript(String script, String sessionId, String replicaId) {
+        String key = keys.session(sessionId);
+        RFuture<List<Object>> reply = redis.getScript(StringCodec.INSTANCE).evalAsync(key, RScript.Mode.READ_WRITE,
+                script, RScript.ReturnType.LIST, List.of(key), replicaId, Long.toString(idleTtl.toMillis()));
+        return reply.toCompletableFuture();
+    }
+
+    /** Tells other routers about a new binding. Not awaited: the feed only warms their caches. */
+    private void announce(String sessionId, String replicaId) {
+        redis.getTopic(keys.bindingFeed(), StringCodec.INSTANCE).publishAsync(sessionId + " " + replicaId);
     }
 
     private double expiry() {
