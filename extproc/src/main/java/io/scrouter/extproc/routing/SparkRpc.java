@@ -1,7 +1,6 @@
 package io.scrouter.extproc.routing;
 
 import java.util.Optional;
-import java.util.regex.Pattern;
 
 /**
  * Recognises Spark Connect RPC paths ({@code /spark.connect.SparkConnectService/<Method>}).
@@ -14,7 +13,6 @@ public final class SparkRpc {
     public static final String SERVICE_PREFIX = "/spark.connect.SparkConnectService/";
     public static final String RELEASE_SESSION = "ReleaseSession";
 
-    private static final Pattern METHOD = Pattern.compile("[A-Za-z][A-Za-z0-9_]{0,63}");
 
     private SparkRpc() {
     }
@@ -25,6 +23,25 @@ public final class SparkRpc {
             return Optional.empty();
         }
         String method = path.substring(SERVICE_PREFIX.length());
-        return METHOD.matcher(method).matches() ? Optional.of(method) : Optional.empty();
+        return isMethodName(method) ? Optional.of(method) : Optional.empty();
+    }
+
+    /** {@code [A-Za-z][A-Za-z0-9_]{0,63}}, checked by hand: this runs on every request. */
+    private static boolean isMethodName(String m) {
+        int n = m.length();
+        if (n == 0 || n > 64 || !isLetter(m.charAt(0))) {
+            return false;
+        }
+        for (int i = 1; i < n; i++) {
+            char c = m.charAt(i);
+            if (!isLetter(c) && !(c >= '0' && c <= '9') && c != '_') {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean isLetter(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
     }
 }

@@ -1,16 +1,10 @@
 package io.scrouter.loadtest.bench;
 
-import io.envoyproxy.envoy.service.ext_proc.v3.ExternalProcessorGrpc;
-import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
-import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
 import io.grpc.Channel;
-import io.grpc.stub.StreamObserver;
-import io.scrouter.extproc.testing.EnvoyStandIn;
 
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 
@@ -29,10 +23,10 @@ final class ExtProcLoad {
         }
     }
 
-    private final ExternalProcessorGrpc.ExternalProcessorStub stub;
+    private final ExtProcCalls calls;
 
     ExtProcLoad(Channel channel) {
-        this.stub = ExternalProcessorGrpc.newStub(channel);
+        this.calls = new ExtProcCalls(channel);
     }
 
     private interface Done {
@@ -40,33 +34,7 @@ final class ExtProcLoad {
     }
 
     private void send(String session, Done done) {
-        ProcessingRequest request = EnvoyStandIn.headersRequest(EnvoyStandIn.sparkCall("ExecutePlan", session));
-        AtomicReference<StreamObserver<ProcessingRequest>> out = new AtomicReference<>();
-        out.set(stub.process(new StreamObserver<>() {
-            private boolean answered;
-
-            @Override
-            public void onNext(ProcessingResponse r) {
-                answered = true;
-                done.done(!r.hasImmediateResponse());
-                out.get().onCompleted();
-            }
-
-            @Override
-            public void onError(Throwable t) {
-                if (!answered) {
-                    done.done(false);
-                }
-            }
-
-            @Override
-            public void onCompleted() {
-                if (!answered) {
-                    done.done(false);
-                }
-            }
-        }));
-        out.get().onNext(request);
+        calls.send("ExecutePlan", session, (r, error) -> done.done(r != null && !r.hasImmediateResponse()));
     }
 
     Result closedLoop(Supplier<String> sessions, int concurrency, long millis) throws InterruptedException {

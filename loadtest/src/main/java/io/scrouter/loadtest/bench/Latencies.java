@@ -4,28 +4,28 @@ import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /** A fixed-capacity, lock-free record of latencies in nanoseconds; extra samples beyond capacity are dropped. */
-final class Latencies {
+public final class Latencies {
 
     private final long[] nanos;
     private final AtomicInteger count = new AtomicInteger();
 
-    Latencies(int capacity) {
+    public Latencies(int capacity) {
         this.nanos = new long[capacity];
     }
 
-    void add(long n) {
+    public void add(long n) {
         int i = count.getAndIncrement();
         if (i < nanos.length) {
             nanos[i] = n;
         }
     }
 
-    int count() {
+    public int count() {
         return Math.min(count.get(), nanos.length);
     }
 
     /** Nearest-rank quantile in microseconds. */
-    double micros(double q) {
+    public double micros(double q) {
         int n = count();
         if (n == 0) {
             return Double.NaN;

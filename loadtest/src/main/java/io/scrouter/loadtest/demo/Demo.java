@@ -7,13 +7,15 @@ import io.scrouter.extproc.RouterServer;
 import io.scrouter.extproc.config.ConfigLoader;
 import io.scrouter.extproc.testing.EnvoyStandIn;
 import io.scrouter.loadtest.Args;
+import io.scrouter.loadtest.replay.LiveReplica;
+import io.scrouter.loadtest.replay.ReplicaLayout;
+import io.scrouter.loadtest.replay.SimulatedReplicas;
 import io.scrouter.loadtest.trace.Replay;
 import io.scrouter.loadtest.trace.Scenario;
 import io.scrouter.loadtest.trace.TraceEvent;
 import io.scrouter.loadtest.trace.TraceGenerator;
 
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -21,7 +23,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -44,30 +45,20 @@ public final class Demo {
                 new Scenario.Cluster(3, 4, 1, 1_000, 0, List.of()), 45_000);
         List<TraceEvent> trace = new TraceGenerator(scenario, args.getLong("seed", 1)).generate();
 
-        Map<String, LiveReplica> replicas = new LinkedHashMap<>();
-        StringBuilder pool = new StringBuilder();
-        for (int i = 0; i < 3; i++) {
-            LiveReplica r = new LiveReplica("replica-" + (char) ('a' + i), "127.0.0.1:" + (15002 + i), 4);
-            replicas.put(r.grpcAddress, r);
-            pool.append("    - {id: ").append(r.id).append(", grpc: \"").append(r.grpcAddress)
-                    .append("\", metricsUrl: \"").append(r.metricsUrl()).append("\", state: ready}\n");
-        }
+        SimulatedReplicas replicas = new SimulatedReplicas(new ReplicaLayout(3, 15002, 0), 4);
         // The embedded default's shape (no redis section), on free ports, probing 4 times a second so the
         // short demo sees load move.
         String yaml = "server: {bindAddress: 127.0.0.1, port: 0}\n"
                 + "probe: {interval: 250ms, timeout: 1s, staleAfter: 5s}\n"
                 + "admin: {port: 0}\n"
-                + "pool:\n  pollInterval: 1s\n  static:\n" + pool;
-        ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor();
-        ticker.scheduleAtFixedRate(() -> replicas.values().forEach(r -> r.advance(System.nanoTime())), 20, 20,
-                TimeUnit.MILLISECONDS);
+                + replicas.staticPoolYaml();
         ExecutorService requests = Executors.newFixedThreadPool(4);
         try (RouterServer router = RouterServer.start(ConfigLoader.parse(yaml, Map.of()))) {
             ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", router.port()).usePlaintext().build();
             EnvoyStandIn envoy = new EnvoyStandIn(channel);
             Thread.sleep(600); // first probes
             System.out.printf(Locale.ROOT, "scrouter on 127.0.0.1:%d, policy '%s', replicas %s%n", router.port(),
-                    router.config().placement().policy(), replicas.values().stream().map(r -> r.id).toList());
+                    router.config().placement().policy(), replicas.ids());
             System.out.printf(Locale.ROOT, "replaying %d events of %d sessions at %.0fx speed ...%n%n", trace.size(),
                     trace.stream().filter(e -> e instanceof TraceEvent.SessionStart).count(), speed);
 
@@ -79,7 +70,7 @@ public final class Demo {
                 if (e instanceof TraceEvent.SessionStart) {
                     String upstream = call(envoy, "Config", e.session());
                     requestsSent.incrementAndGet();
-                    LiveReplica r = replicas.get(upstream);
+                    LiveReplica r = replicas.at(upstream);
                     if (r == null) {
                         problems.add("session " + e.session() + " got no replica: " + upstream);
                         return;
@@ -87,7 +78,7 @@ public final class Demo {
                     placedOn.put(e.session(), upstream);
                     r.sessionPlaced();
                     System.out.printf(Locale.ROOT, "%6.1fs  new session %s… → %-9s  load now %s%n",
-                            e.atMillis() / 1000.0, e.session().substring(0, 8), r.id, loads(replicas));
+                            e.atMillis() / 1000.0, e.session().substring(0, 8), r.id(), loads(replicas));
                 } else if (e instanceof TraceEvent.Query q) {
                     requests.execute(() -> {
                         String home = placedOn.get(q.session());
@@ -98,7 +89,7 @@ public final class Demo {
                                 moved.incrementAndGet();
                             }
                         }
-                        LiveReplica r = replicas.get(home);
+                        LiveReplica r = replicas.at(home);
                         if (r != null) {
                             r.submit(q.tasks(), (long) (q.taskMillis() * 1_000_000 / speed));
                         }
@@ -118,7 +109,7 @@ public final class Demo {
             channel.shutdownNow();
 
             System.out.printf(Locale.ROOT, "%nsessions per replica:%n");
-            replicas.values().forEach(r -> System.out.printf(Locale.ROOT, "  %-9s %s %d%n", r.id,
+            replicas.all().forEach(r -> System.out.printf(Locale.ROOT, "  %-9s %s %d%n", r.id(),
                     "#".repeat(r.sessions()), r.sessions()));
             System.out.printf(Locale.ROOT, "%n%d requests (Config, AnalyzePlan, ExecutePlan, ReattachExecute, "
                     + "ReleaseExecute, ReleaseSession) for %d sessions; requests that reached a replica other than "
@@ -126,9 +117,8 @@ public final class Demo {
                     moved.get() == 0 ? " — every session stayed pinned." : " — SESSIONS MOVED.");
             problems.forEach(p -> System.out.println("problem: " + p));
         } finally {
-            ticker.shutdownNow();
             requests.shutdownNow();
-            replicas.values().forEach(LiveReplica::close);
+            replicas.close();
         }
     }
 
@@ -142,10 +132,10 @@ public final class Demo {
         }
     }
 
-    private static String loads(Map<String, LiveReplica> replicas) {
+    private static String loads(SimulatedReplicas replicas) {
         StringBuilder sb = new StringBuilder();
-        for (LiveReplica r : replicas.values()) {
-            sb.append(String.format(Locale.ROOT, "%s=%.2f ", r.id.substring(r.id.length() - 1), r.utilisation()));
+        for (LiveReplica r : replicas.all()) {
+            sb.append(String.format(Locale.ROOT, "%s=%.2f ", r.id().substring(r.id().length() - 1), r.utilisation()));
         }
         return sb.toString().trim();
     }
