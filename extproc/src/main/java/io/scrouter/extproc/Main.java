@@ -3,6 +3,7 @@ package io.scrouter.extproc;
 import io.scrouter.extproc.config.ConfigException;
 import io.scrouter.extproc.config.ConfigLoader;
 import io.scrouter.extproc.config.RouterConfig;
+import io.scrouter.extproc.envoy.CheckCommand;
 import io.scrouter.extproc.publisher.PublisherCommand;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -18,7 +19,8 @@ import java.util.concurrent.CountDownLatch;
  * Entry point. {@code java -jar extproc-all.jar [--config FILE]}: without a file, the embedded default
  * (in-memory store, a static pool of two local replicas) runs, so the service can be tried with nothing else
  * installed. {@code java -jar extproc-all.jar publish ...} runs the replica publisher sidecar instead
- * ({@link PublisherCommand}).
+ * ({@link PublisherCommand}), and {@code check} asks a running router where a request would go
+ * ({@link CheckCommand}).
  */
 public final class Main {
 
@@ -44,6 +46,15 @@ public final class Main {
                 PublisherCommand.run(java.util.Arrays.copyOfRange(args, 1, args.length), System.getenv());
             } catch (ConfigException | IllegalArgumentException e) {
                 System.err.println("scrouter publish: " + e.getMessage());
+                System.exit(2);
+            }
+            return;
+        }
+        if (args.length > 0 && args[0].equals("check")) {
+            try {
+                System.exit(CheckCommand.run(java.util.Arrays.copyOfRange(args, 1, args.length), System.out));
+            } catch (IllegalArgumentException e) {
+                System.err.println("scrouter check: " + e.getMessage());
                 System.exit(2);
             }
             return;
