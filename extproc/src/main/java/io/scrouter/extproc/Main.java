@@ -67,7 +67,15 @@ public final class Main {
             System.exit(2);
             return;
         }
-        RouterServer server = RouterServer.start(config);
+        RouterServer server;
+        try {
+            server = RouterServer.start(config);
+        } catch (Exception e) {
+            // Exit rather than linger: client threads (Redis, Netty) would otherwise keep a dead process alive.
+            LOG.error("could not start: {}", e.toString(), e);
+            System.exit(1);
+            return;
+        }
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             LOG.info("shutting down");

@@ -62,6 +62,10 @@ public final class SessionRouter {
     private volatile long storeTroubleAtMillis = Long.MIN_VALUE;
     /** Sessions routed by rendezvous that the store has not recorded yet. */
     private final java.util.Set<String> unconfirmed = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private static final int MAX_CLAIMS_IN_FLIGHT = 16;
+    /** One instance, so that subscribing again on every poll is recognised as the same subscription. */
+    private final java.util.function.BiConsumer<String, String> peerFeed = this::learnPeerBinding;
+    private final java.util.concurrent.atomic.AtomicInteger claimsInFlight = new java.util.concurrent.atomic.AtomicInteger();
 
     public SessionRouter(ServerPool pool, PoolRefresher poolRefresher, SessionStore store, LoadBoard board,
                          Placer placer, SessionCounts counts, StoreHealth storeHealth, RouterSettings settings,
@@ -81,8 +85,9 @@ public final class SessionRouter {
                 .recordStats()
                 .build();
         pool.onChange(this::onPoolChange);
-        store.subscribeToBindings(this::learnPeerBinding);
+        store.subscribeToBindings(peerFeed);
     }
+
 
     /**
      * Another router bound a session: remember it, unless this router already holds a binding for it. Only
@@ -247,15 +252,35 @@ public final class SessionRouter {
      * session's next request, so routers converge quickly after an outage. Called on each pool poll.
      */
     public void reconcile() {
+        // Idempotent; after a Redis outage (or a start while Redis was down) this is what re-subscribes.
+        store.subscribeToBindings(peerFeed);
         if (unconfirmed.isEmpty() || storeHealth.isOpen()) {
             return;
         }
-        for (String session : List.copyOf(unconfirmed)) {
+        pumpClaims();
+    }
+
+    /**
+     * Starts claims until {@link #MAX_CLAIMS_IN_FLIGHT} are running; each one that finishes starts the next.
+     * A 30-second outage under load leaves thousands of fallback placements: written back all at once they
+     * would starve the request path of Redis connections and time it out, which would look like a new outage.
+     */
+    private void pumpClaims() {
+        long now = clock.getAsLong();
+        for (java.util.Iterator<String> it = unconfirmed.iterator();
+             it.hasNext() && claimsInFlight.get() < MAX_CLAIMS_IN_FLIGHT; ) {
+            String session = it.next();
             CachedBinding entry = nearCache.getIfPresent(session);
             if (entry == null || entry.confirmed) {
-                unconfirmed.remove(session);
-            } else if (entry.claimPush(clock.getAsLong(), settings.retryUnconfirmedMillis())) {
-                claim(session, entry.binding.replicaId());
+                it.remove();
+            } else if (entry.claimPush(now, settings.retryUnconfirmedMillis())) {
+                claimsInFlight.incrementAndGet();
+                claim(session, entry.binding.replicaId()).whenComplete((x, e) -> {
+                    claimsInFlight.decrementAndGet();
+                    if (e == null && !storeHealth.isOpen()) {
+                        pumpClaims();
+                    }
+                });
             }
         }
     }
@@ -331,7 +356,7 @@ public final class SessionRouter {
         }
         withDeadline(store.touch(session, replicaId)).whenComplete((stillBound, error) -> {
             if (error != null) {
-                storeFailed(error);
+                backgroundFailed("idle-timer push", session, error);
             } else {
                 storeHealth.success();
                 if (!stillBound) {
@@ -346,12 +371,14 @@ public final class SessionRouter {
     private void confirm(String session, String replicaId) {
         withDeadline(store.bindIfAbsent(session, replicaId)).whenComplete((winner, error) -> {
             if (error != null) {
-                storeFailed(error);
+                backgroundFailed("write-back", session, error);
                 return;
             }
             storeHealth.success();
             nearCache.put(session, new CachedBinding(winner, true, clock.getAsLong()));
-            if (!winner.equals(Binding.to(replicaId))) {
+            if (winner.lost()) {
+                LOG.debug("session={} is lost with replica {}", session, winner.replicaId());
+            } else if (!winner.equals(Binding.to(replicaId))) {
                 LOG.warn("session={} is bound to {} in the store, not {} as this router had it; following the store",
                         session, winner.replicaId(), replicaId);
             }
@@ -367,16 +394,25 @@ public final class SessionRouter {
      * same replica, so they all write the same value and converge on where the session really lives. A
      * tombstone still wins: a replica that left the pool is gone whatever was routed.
      */
-    private void claim(String session, String replicaId) {
-        withDeadline(store.claim(session, replicaId)).whenComplete((held, error) -> {
+    private CompletableFuture<Binding> claim(String session, String replicaId) {
+        return withDeadline(store.claim(session, replicaId)).whenComplete((held, error) -> {
             if (error != null) {
-                storeFailed(error);
+                backgroundFailed("claim", session, error);
                 return;
             }
             storeHealth.success();
             unconfirmed.remove(session);
             nearCache.put(session, new CachedBinding(held, true, clock.getAsLong()));
         });
+    }
+
+    /**
+     * A background store call (idle-timer push, write-back) failed. It is retried on a later request or poll,
+     * and it does not count against the store's health: only request-path calls decide whether the store is
+     * down, so a burst of background work can never make the router believe in an outage of its own making.
+     */
+    private void backgroundFailed(String what, String session, Throwable error) {
+        LOG.debug("session={} background {} failed: {}", session, what, error.toString());
     }
 
     private void onPoolChange(PoolChange change) {

@@ -88,6 +88,9 @@ public final class RedisSessionStore implements SessionStore {
     private final Duration idleTtl;
     private final Duration lostTtl;
     private final LongSupplier clock;
+    /** The binding-feed subscription: null when not subscribed, so the next poll tries again. */
+    private final java.util.concurrent.atomic.AtomicReference<CompletableFuture<Integer>> subscription =
+            new java.util.concurrent.atomic.AtomicReference<>();
 
     public RedisSessionStore(RedissonClient redis, RedisKeys keys, Duration idleTtl, Duration lostTtl,
                              LongSupplier clockMillis) {
@@ -254,14 +257,33 @@ public final class RedisSessionStore implements SessionStore {
 
     @Override
     public void subscribeToBindings(java.util.function.BiConsumer<String, String> sessionAndReplica) {
-        // Registered without waiting: with lazy connection the subscription is made once Redis is reachable,
-        // and Redisson re-subscribes after reconnects.
-        redis.getTopic(keys.bindingFeed(), StringCodec.INSTANCE).addListenerAsync(String.class, (channel, message) -> {
-            int space = message.indexOf(' ');
-            if (space > 0) {
-                sessionAndReplica.accept(message.substring(0, space), message.substring(space + 1));
-            }
-        });
+        // Called once at start and again on every pool poll: subscribes when not subscribed yet, so a router
+        // that started (or lost its connection) while Redis was down picks the feed up once Redis is back.
+        // Never throws: the feed only warms caches and must not stop a router from starting.
+        if (subscription.get() != null) {
+            return;
+        }
+        CompletableFuture<Integer> attempt = new CompletableFuture<>();
+        if (!subscription.compareAndSet(null, attempt)) {
+            return;
+        }
+        try {
+            redis.getTopic(keys.bindingFeed(), StringCodec.INSTANCE).addListenerAsync(String.class,
+                    (channel, message) -> {
+                        int space = message.indexOf(' ');
+                        if (space > 0) {
+                            sessionAndReplica.accept(message.substring(0, space), message.substring(space + 1));
+                        }
+                    }).toCompletableFuture().whenComplete((id, error) -> {
+                        if (error != null) {
+                            subscription.compareAndSet(attempt, null);
+                        } else {
+                            attempt.complete(id);
+                        }
+                    });
+        } catch (RuntimeException e) {
+            subscription.compareAndSet(attempt, null);
+        }
     }
 
     /** Runs a one-key script on the session's key with the idle TTL as its last argument. */

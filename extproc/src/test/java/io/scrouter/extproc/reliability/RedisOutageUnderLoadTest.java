@@ -36,23 +36,23 @@ class RedisOutageUnderLoadTest {
                             && b.board().isFresh(r.id(), System.currentTimeMillis())));
             try (TrafficDriver traffic = new TrafficDriver(List.of(cluster.envoyFor(a), cluster.envoyFor(b)),
                     40, 4, 6, 40, 300_000, true)) {
-                Await.until("steady traffic", () -> traffic.results().size() > 600);
+                Await.until("steady traffic", () -> traffic.completed() > 600);
 
                 long hungAt = System.nanoTime();
                 cluster.redis().pause();
-                int beforeHang = traffic.results().size();
-                Await.until("traffic while Redis hangs", () -> traffic.results().size() > beforeHang + 600);
+                long beforeHang = traffic.completed();
+                Await.until("traffic while Redis hangs", () -> traffic.completed() > beforeHang + 600);
                 cluster.redis().resume();
                 long resumedAt = System.nanoTime();
-                Await.until("traffic after resume", () -> traffic.results().size() > beforeHang + 1200);
+                Await.until("traffic after resume", () -> traffic.completed() > beforeHang + 1200);
 
                 cluster.redis().kill();
                 long killedAt = System.nanoTime();
-                int beforeKill = traffic.results().size();
-                Await.until("traffic while Redis is dead", () -> traffic.results().size() > beforeKill + 600);
+                long beforeKill = traffic.completed();
+                Await.until("traffic while Redis is dead", () -> traffic.completed() > beforeKill + 600);
                 cluster.redis().restart();
                 long restartedAt = System.nanoTime();
-                Await.until("traffic after restart", () -> traffic.results().size() > beforeKill + 1500);
+                Await.until("traffic after restart", () -> traffic.completed() > beforeKill + 1500);
                 traffic.close();
 
                 List<TrafficDriver.Result> all = traffic.results();

@@ -40,7 +40,7 @@ class ReplicaDeathUnderLoadTest {
                             && b.board().isFresh(r.id(), System.currentTimeMillis())));
             try (TrafficDriver traffic = new TrafficDriver(List.of(cluster.envoyFor(a), cluster.envoyFor(b)),
                     60, 4, 4, 30, 200_000)) {
-                Await.until("steady traffic", () -> traffic.results().size() > 800);
+                Await.until("steady traffic", () -> traffic.completed() > 800);
                 long killedAt = System.nanoTime();
                 cluster.kill(4);
                 Await.until("both routers saw a failed probe",
@@ -49,8 +49,8 @@ class ReplicaDeathUnderLoadTest {
                 Await.until("the dead replica left both pools (instance-store expiry)",
                         () -> a.pool().snapshot().get(dead) == null && b.pool().snapshot().get(dead) == null);
                 long leftAt = System.nanoTime();
-                int after = traffic.results().size();
-                Await.until("traffic after the replica left", () -> traffic.results().size() > after + 500);
+                long after = traffic.completed();
+                Await.until("traffic after the replica left", () -> traffic.completed() > after + 500);
                 traffic.close();
 
                 List<TrafficDriver.Result> all = traffic.results();

@@ -129,7 +129,12 @@ public final class RedisProcess implements AutoCloseable {
     }
 
     private void signal(String sig) throws IOException, InterruptedException {
-        new ProcessBuilder("kill", "-" + sig, Long.toString(process.pid())).inheritIO().start().waitFor();
+        if (process == null || !process.isAlive()) {
+            return;
+        }
+        new ProcessBuilder("kill", "-" + sig, Long.toString(process.pid()))
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD)
+                .start().waitFor();
     }
 
     public void kill() throws InterruptedException {

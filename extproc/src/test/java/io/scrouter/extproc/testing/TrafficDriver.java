@@ -29,6 +29,8 @@ public final class TrafficDriver implements AutoCloseable {
     private final List<String> sessions = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final boolean reuseNewSessions;
     private final ConcurrentLinkedQueue<Result> results = new ConcurrentLinkedQueue<>();
+    /** Kept beside the queue: its size() walks every element, which turns a long run quadratic. */
+    private final java.util.concurrent.atomic.AtomicLong count = new java.util.concurrent.atomic.AtomicLong();
     private final ExecutorService workers;
     private final AtomicBoolean stop = new AtomicBoolean();
     private final long maxRequests;
@@ -77,7 +79,7 @@ public final class TrafficDriver implements AutoCloseable {
     private void loop(int newSessionEvery) {
         ThreadLocalRandom random = ThreadLocalRandom.current();
         String[] methods = {"ExecutePlan", "AnalyzePlan", "Config", "ReattachExecute", "ReleaseExecute"};
-        while (!stop.get() && System.nanoTime() < deadlineNanos && results.size() < maxRequests) {
+        while (!stop.get() && System.nanoTime() < deadlineNanos && count.get() < maxRequests) {
             boolean fresh = newSessionEvery > 0 && random.nextInt(newSessionEvery) == 0;
             String session = fresh ? UUID.randomUUID().toString() : sessions.get(random.nextInt(sessions.size()));
             int router = random.nextInt(routers.size());
@@ -88,11 +90,13 @@ public final class TrafficDriver implements AutoCloseable {
                 long took = System.nanoTime() - start;
                 results.add(new Result(start, session, router, EnvoyStandIn.upstreamOf(r),
                         EnvoyStandIn.rejectionCode(r), took, fresh));
+                count.incrementAndGet();
                 if (fresh && reuseNewSessions && EnvoyStandIn.upstreamOf(r) != null) {
                     sessions.add(session);
                 }
             } catch (Exception e) {
                 results.add(new Result(start, session, router, null, -2, System.nanoTime() - start, fresh));
+                count.incrementAndGet();
             }
             try {
                 Thread.sleep(1);
@@ -100,6 +104,11 @@ public final class TrafficDriver implements AutoCloseable {
                 return;
             }
         }
+    }
+
+    /** How many requests have completed so far. */
+    public long completed() {
+        return count.get();
     }
 
     /** Results so far, in completion order. */
