@@ -11,8 +11,12 @@ package io.scrouter.extproc.redis;
  *   <li>{@code <p>:replica:<replicaId>} string: JSON of the replica (id, grpc, metricsUrl, state); expires
  *       unless its publisher renews it.</li>
  *   <li>{@code <p>:replicas} set: ids of published replicas (an index, since Redis cannot list expired keys).</li>
- *   <li>{@code <p>:bindings} pub/sub channel: {@code <sessionId> <replicaId>} for every new binding, so every
- *       router learns live sessions before it needs them (and can keep routing them if Redis goes away).</li>
+ *   <li>{@code <p>:epoch} string: a random marker set once; when it changes, Redis lost its data and routers
+ *       write their live sessions back.</li>
+ *   <li>{@code <p>:bindings} stream (capped at about 200,000 entries): {@code <sessionId> <replicaId>} for every
+ *       new binding; every router reads it from its last position, so it learns live sessions before it needs
+ *       them (and can keep routing them if Redis goes away), including those announced while it was cut off; {@code <p>:bindings:live} is a pub/sub channel carrying
+ *       the same messages at once.</li>
  * </ul>
  * Every command touches one key, so the schema works unchanged on Redis Cluster.
  */
@@ -32,6 +36,11 @@ public record RedisKeys(String prefix) {
 
     public String replicaIndex() {
         return prefix + ":replicas";
+    }
+
+    /** A random marker written once per data set: a changed value means Redis lost its data. */
+    public String epoch() {
+        return prefix + ":epoch";
     }
 
     public String bindingFeed() {

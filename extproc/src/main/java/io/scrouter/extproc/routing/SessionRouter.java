@@ -22,6 +22,7 @@ import org.slf4j.LoggerFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
@@ -63,7 +64,10 @@ public final class SessionRouter {
     /** Sessions routed by rendezvous that the store has not recorded yet. */
     private final java.util.Set<String> unconfirmed = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private static final int MAX_CLAIMS_IN_FLIGHT = 16;
-    /** One instance, so that subscribing again on every poll is recognised as the same subscription. */
+    /** Sessions to write back after the store lost its data. */
+    private final java.util.concurrent.ConcurrentLinkedQueue<String> rewrite =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private volatile String knownEpoch;
     private final java.util.function.BiConsumer<String, String> peerFeed = this::learnPeerBinding;
     private final java.util.concurrent.atomic.AtomicInteger claimsInFlight = new java.util.concurrent.atomic.AtomicInteger();
 
@@ -85,7 +89,7 @@ public final class SessionRouter {
                 .recordStats()
                 .build();
         pool.onChange(this::onPoolChange);
-        store.subscribeToBindings(peerFeed);
+        store.catchUpOnBindings(peerFeed);
     }
 
 
@@ -243,6 +247,9 @@ public final class SessionRouter {
 
     /** True shortly after the store failed: the window in which routers may disagree about its health. */
     private boolean settling() {
+        if (!rewrite.isEmpty()) {
+            return true;
+        }
         long trouble = storeTroubleAtMillis;
         return trouble != Long.MIN_VALUE && clock.getAsLong() - trouble < settings.settleMillis();
     }
@@ -252,20 +259,54 @@ public final class SessionRouter {
      * session's next request, so routers converge quickly after an outage. Called on each pool poll.
      */
     public void reconcile() {
-        // Idempotent; after a Redis outage (or a start while Redis was down) this is what re-subscribes.
-        store.subscribeToBindings(peerFeed);
-        if (unconfirmed.isEmpty() || storeHealth.isOpen()) {
+        // Catch up on other routers' new bindings, including any announced while this one was cut off.
+        store.catchUpOnBindings(peerFeed);
+        if (storeHealth.isOpen()) {
             return;
         }
-        pumpClaims();
+        checkForDataLoss();
+        if (!unconfirmed.isEmpty() || !rewrite.isEmpty()) {
+            pumpWriteBacks();
+        }
     }
 
     /**
-     * Starts claims until {@link #MAX_CLAIMS_IN_FLIGHT} are running; each one that finishes starts the next.
-     * A 30-second outage under load leaves thousands of fallback placements: written back all at once they
-     * would starve the request path of Redis connections and time it out, which would look like a new outage.
+     * A Redis that restarted without persistence (or failed over to a replica that missed writes) comes back
+     * without the bindings. The store's epoch marker tells: a changed epoch means its data was lost, and this
+     * router then writes every live session it holds back, paced, placing new sessions by rendezvous until it
+     * is done so that routers still agree on sessions only some of them remember.
      */
-    private void pumpClaims() {
+    private void checkForDataLoss() {
+        store.epoch().orTimeout(settings.storeTimeoutMillis() * 4, TimeUnit.MILLISECONDS).whenComplete((epoch, error) -> {
+            if (error != null || epoch == null) {
+                return;
+            }
+            String before = knownEpoch;
+            knownEpoch = epoch;
+            if (before == null || before.equals(epoch)) {
+                return;
+            }
+            storeTroubleAtMillis = clock.getAsLong();
+            int queued = 0;
+            for (Map.Entry<String, CachedBinding> e : nearCache.asMap().entrySet()) {
+                if (e.getValue().confirmed && !e.getValue().binding.lost()) {
+                    rewrite.add(e.getKey());
+                    queued++;
+                }
+            }
+            LOG.warn("the session store lost its data (epoch {} -> {}); writing back the {} live sessions this router "
+                    + "holds, and placing new sessions by rendezvous until that is done", before, epoch, queued);
+            pumpWriteBacks();
+        });
+    }
+
+    /**
+     * Writes back, at most {@link #MAX_CLAIMS_IN_FLIGHT} at a time, first placements made while the store was
+     * unreachable, then sessions lost with the store's data; each call that finishes starts the next. A
+     * 30-second outage under load leaves thousands of them: written all at once they would starve the request
+     * path of Redis connections and time it out, which would look like a new outage.
+     */
+    private void pumpWriteBacks() {
         long now = clock.getAsLong();
         for (java.util.Iterator<String> it = unconfirmed.iterator();
              it.hasNext() && claimsInFlight.get() < MAX_CLAIMS_IN_FLIGHT; ) {
@@ -274,15 +315,29 @@ public final class SessionRouter {
             if (entry == null || entry.confirmed) {
                 it.remove();
             } else if (entry.claimPush(now, settings.retryUnconfirmedMillis())) {
-                claimsInFlight.incrementAndGet();
-                claim(session, entry.binding.replicaId()).whenComplete((x, e) -> {
-                    claimsInFlight.decrementAndGet();
-                    if (e == null && !storeHealth.isOpen()) {
-                        pumpClaims();
-                    }
-                });
+                track(claim(session, entry.binding.replicaId()));
             }
         }
+        while (claimsInFlight.get() < MAX_CLAIMS_IN_FLIGHT) {
+            String session = rewrite.poll();
+            if (session == null) {
+                break;
+            }
+            CachedBinding entry = nearCache.getIfPresent(session);
+            if (entry != null && entry.confirmed && !entry.binding.lost()) {
+                track(confirm(session, entry.binding.replicaId()));
+            }
+        }
+    }
+
+    private void track(CompletableFuture<?> writeBack) {
+        claimsInFlight.incrementAndGet();
+        writeBack.whenComplete((x, e) -> {
+            claimsInFlight.decrementAndGet();
+            if (e == null && !storeHealth.isOpen()) {
+                pumpWriteBacks();
+            }
+        });
     }
 
     private List<Candidate> candidates(PoolSnapshot snapshot) {
@@ -368,8 +423,8 @@ public final class SessionRouter {
     }
 
     /** Offers a binding the store lost; adopts the store's if another router's differs. */
-    private void confirm(String session, String replicaId) {
-        withDeadline(store.bindIfAbsent(session, replicaId)).whenComplete((winner, error) -> {
+    private CompletableFuture<Binding> confirm(String session, String replicaId) {
+        return withDeadline(store.bindIfAbsent(session, replicaId)).whenComplete((winner, error) -> {
             if (error != null) {
                 backgroundFailed("write-back", session, error);
                 return;

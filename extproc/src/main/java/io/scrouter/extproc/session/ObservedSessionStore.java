@@ -70,7 +70,12 @@ public final class ObservedSessionStore implements SessionStore {
     }
 
     @Override
-    public void subscribeToBindings(java.util.function.BiConsumer<String, String> sessionAndReplica) {
-        delegate.subscribeToBindings(sessionAndReplica);
+    public CompletableFuture<String> epoch() {
+        return timed("epoch", delegate::epoch);
+    }
+
+    @Override
+    public void catchUpOnBindings(java.util.function.BiConsumer<String, String> sessionAndReplica) {
+        delegate.catchUpOnBindings(sessionAndReplica);
     }
 }

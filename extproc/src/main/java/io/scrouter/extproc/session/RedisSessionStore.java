@@ -88,9 +88,15 @@ public final class RedisSessionStore implements SessionStore {
     private final Duration idleTtl;
     private final Duration lostTtl;
     private final LongSupplier clock;
-    /** The binding-feed subscription: null when not subscribed, so the next poll tries again. */
-    private final java.util.concurrent.atomic.AtomicReference<CompletableFuture<Integer>> subscription =
+    /** Entries kept in the binding feed (approximately): enough for every session started in a long outage. */
+    private static final int FEED_RETAINED = 200_000;
+    private static final int FEED_READ_BATCH = 20_000;
+    private static final String FEED_FIELD = "b";
+    private final java.util.concurrent.atomic.AtomicBoolean feedReadRunning = new java.util.concurrent.atomic.AtomicBoolean();
+    /** The live channel's subscription: null when not subscribed, so the next poll tries again. */
+    private final java.util.concurrent.atomic.AtomicReference<CompletableFuture<Integer>> live =
             new java.util.concurrent.atomic.AtomicReference<>();
+    private volatile org.redisson.api.stream.StreamMessageId feedPosition = new org.redisson.api.stream.StreamMessageId(0, 0);
 
     public RedisSessionStore(RedissonClient redis, RedisKeys keys, Duration idleTtl, Duration lostTtl,
                              LongSupplier clockMillis) {
@@ -255,20 +261,52 @@ public final class RedisSessionStore implements SessionStore {
         });
     }
 
+    /**
+     * Reads the bindings other routers announced since the last read and hands them to the listener.
+     *
+     * <p>Why a stream rather than pub/sub: a router whose connection dropped (a hung Redis) misses every
+     * pub/sub message sent meanwhile, and those are exactly the sessions it would later place differently
+     * from the router that created them. A stream is read from the last position seen, so nothing announced
+     * while it is retained is missed; a router that starts reads the retained history and warms its cache.
+     * Called on every pool poll; at most one read is in flight. Never throws.
+     */
     @Override
-    public void subscribeToBindings(java.util.function.BiConsumer<String, String> sessionAndReplica) {
-        // Called once at start and again on every pool poll: subscribes when not subscribed yet, so a router
-        // that started (or lost its connection) while Redis was down picks the feed up once Redis is back.
-        // Never throws: the feed only warms caches and must not stop a router from starting.
-        if (subscription.get() != null) {
-            return;
-        }
-        CompletableFuture<Integer> attempt = new CompletableFuture<>();
-        if (!subscription.compareAndSet(null, attempt)) {
+    public void catchUpOnBindings(java.util.function.BiConsumer<String, String> sessionAndReplica) {
+        listenLive(sessionAndReplica);
+        if (!feedReadRunning.compareAndSet(false, true)) {
             return;
         }
         try {
-            redis.getTopic(keys.bindingFeed(), StringCodec.INSTANCE).addListenerAsync(String.class,
+            feed().readAsync(org.redisson.api.stream.StreamReadArgs.greaterThan(feedPosition).count(FEED_READ_BATCH))
+                    .toCompletableFuture().whenComplete((entries, error) -> {
+                        try {
+                            if (error == null && entries != null) {
+                                deliver(entries, sessionAndReplica);
+                            }
+                        } finally {
+                            feedReadRunning.set(false);
+                        }
+                    });
+        } catch (RuntimeException e) {
+            feedReadRunning.set(false);
+        }
+    }
+
+    /**
+     * Also listens on a pub/sub channel, for immediacy: the stream is read once per poll, the channel delivers
+     * within milliseconds. Each covers the other's gap (the channel loses what is sent while disconnected,
+     * the stream lags by a poll); duplicates are harmless.
+     */
+    private void listenLive(java.util.function.BiConsumer<String, String> sessionAndReplica) {
+        if (live.get() != null) {
+            return;
+        }
+        CompletableFuture<Integer> attempt = new CompletableFuture<>();
+        if (!live.compareAndSet(null, attempt)) {
+            return;
+        }
+        try {
+            redis.getTopic(keys.bindingFeed() + ":live", StringCodec.INSTANCE).addListenerAsync(String.class,
                     (channel, message) -> {
                         int space = message.indexOf(' ');
                         if (space > 0) {
@@ -276,14 +314,43 @@ public final class RedisSessionStore implements SessionStore {
                         }
                     }).toCompletableFuture().whenComplete((id, error) -> {
                         if (error != null) {
-                            subscription.compareAndSet(attempt, null);
+                            live.compareAndSet(attempt, null);
                         } else {
                             attempt.complete(id);
                         }
                     });
         } catch (RuntimeException e) {
-            subscription.compareAndSet(attempt, null);
+            live.compareAndSet(attempt, null);
         }
+    }
+
+    private void deliver(java.util.Map<org.redisson.api.stream.StreamMessageId, java.util.Map<String, String>> entries,
+                         java.util.function.BiConsumer<String, String> sessionAndReplica) {
+        org.redisson.api.stream.StreamMessageId last = feedPosition;
+        for (var entry : entries.entrySet()) {
+            String message = entry.getValue().get(FEED_FIELD);
+            int space = message == null ? -1 : message.indexOf(' ');
+            if (space > 0) {
+                sessionAndReplica.accept(message.substring(0, space), message.substring(space + 1));
+            }
+            if (entry.getKey().getId0() > last.getId0()
+                    || entry.getKey().getId0() == last.getId0() && entry.getKey().getId1() > last.getId1()) {
+                last = entry.getKey();
+            }
+        }
+        feedPosition = last;
+    }
+
+    @Override
+    public CompletableFuture<String> epoch() {
+        RBucket<String> marker = redis.getBucket(keys.epoch(), StringCodec.INSTANCE);
+        String mine = java.util.UUID.randomUUID().toString();
+        // One GET in the steady state; on an empty Redis the first router to SET NX names the new data set and
+        // the others read what it wrote.
+        return marker.getAsync().toCompletableFuture().thenCompose(current -> current != null
+                ? CompletableFuture.completedFuture(current)
+                : marker.setIfAbsentAsync(mine).toCompletableFuture().thenCompose(set -> set
+                        ? CompletableFuture.completedFuture(mine) : marker.getAsync().toCompletableFuture()));
     }
 
     /** Runs a one-key script on the session's key with the idle TTL as its last argument. */
@@ -296,7 +363,14 @@ public final class RedisSessionStore implements SessionStore {
 
     /** Tells other routers about a new binding. Not awaited: the feed only warms their caches. */
     private void announce(String sessionId, String replicaId) {
-        redis.getTopic(keys.bindingFeed(), StringCodec.INSTANCE).publishAsync(sessionId + " " + replicaId);
+        String message = sessionId + " " + replicaId;
+        redis.getTopic(keys.bindingFeed() + ":live", StringCodec.INSTANCE).publishAsync(message);
+        feed().addAsync(org.redisson.api.stream.StreamAddArgs.entry(FEED_FIELD, message)
+                .trimNonStrict().maxLen(FEED_RETAINED).noLimit());
+    }
+
+    private org.redisson.api.RStream<String, String> feed() {
+        return redis.getStream(keys.bindingFeed(), StringCodec.INSTANCE);
     }
 
     private double expiry() {

@@ -53,11 +53,19 @@ public interface SessionStore {
     CompletableFuture<Long> evictReplica(String replicaId);
 
     /**
-     * Asks to be told about bindings other routers create, as they create them, so that every router's
-     * near-cache knows the live sessions before it needs them. Best effort (a router may miss some); its value
-     * shows when the store is unreachable: a router that already knows a session keeps routing it where it
-     * lives instead of guessing. Stores shared by one router only need not do anything.
+     * An identifier of the store's data set, created on first use: it changes when the store loses its data (a
+     * Redis restarted without persistence), which is how routers know to write their sessions back.
      */
-    default void subscribeToBindings(java.util.function.BiConsumer<String, String> sessionAndReplica) {
+    default CompletableFuture<String> epoch() {
+        return CompletableFuture.completedFuture("local");
+    }
+
+    /**
+     * Delivers the bindings other routers created since the last call (best effort), so that every router's
+     * near-cache knows the live sessions before it needs them. Called on every pool poll. Its value shows when
+     * the store is unreachable: a router that already knows a session keeps routing it where it lives
+     * instead of guessing. Stores used by one router only need not do anything. Must not throw.
+     */
+    default void catchUpOnBindings(java.util.function.BiConsumer<String, String> sessionAndReplica) {
     }
 }

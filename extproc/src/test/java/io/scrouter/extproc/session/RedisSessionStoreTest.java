@@ -317,4 +317,20 @@ class RedisSessionStoreTest extends SessionStoreContract {
 
         assertThat(pttl(KEYS.session(session))).isGreaterThan(50_000L);
     }
+
+    @Test
+    void epochIsStableUntilRedisLosesItsData() throws Exception {
+        SessionStore s = new RedisSessionStore(client, KEYS, Duration.ofSeconds(60), Duration.ofSeconds(60), clock::get);
+        SessionStore other = new RedisSessionStore(secondClient, KEYS, Duration.ofSeconds(60), Duration.ofSeconds(60),
+                clock::get);
+        String first = await(s.epoch());
+        assertThat(await(other.epoch())).as("every router reads the same data set").isEqualTo(first);
+        assertThat(await(s.epoch())).isEqualTo(first);
+
+        assertThat(redis.command("FLUSHALL")).isEqualTo("+OK");   // as a restart without persistence would
+
+        String after = await(other.epoch());
+        assertThat(after).isNotEqualTo(first);
+        assertThat(await(s.epoch())).isEqualTo(after);
+    }
 }
