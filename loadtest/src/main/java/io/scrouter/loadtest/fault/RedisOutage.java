@@ -61,20 +61,10 @@ public final class RedisOutage {
             RedissonClient admin = Redisson.create(rc);
             String redisYaml = "redis: {address: \"" + redis.address() + "\", timeout: 50ms, keyPrefix: outage}";
             try (Rig rig = new Rig(admin, redisYaml, "outage", 8, Duration.ofSeconds(10))) {
-                List<RouterServer> routers = new ArrayList<>();
-                List<Outcomes> outcomes = new ArrayList<>();
-                List<EnvoyStandIn> envoys = new ArrayList<>();
-                for (int i = 0; i < 2; i++) {
-                    Outcomes o = new Outcomes();
-                    RouterServer rs = rig.startRouter(ROUTER_YAML, o);
-                    routers.add(rs);
-                    outcomes.add(o);
-                    envoys.add(rig.envoyFor(rs));
-                }
-                long freshBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-                while (!rig.allFresh() && System.nanoTime() < freshBy) {
-                    Thread.sleep(50);
-                }
+                Rig.Fleet fleet = rig.startFleet(2, ROUTER_YAML);
+                List<RouterServer> routers = fleet.routers();
+                List<Outcomes> outcomes = fleet.outcomes();
+                List<EnvoyStandIn> envoys = fleet.envoys();
                 System.out.printf("fault-redis: 8 replicas, 2 routers on redis-server :" + redis.port() + " (timeout 50ms, persistence "
                         + "off), %d traffic loops; %d s steady, Redis hung %d s, %d s, Redis dead %d s then "
                         + "restarted empty, %d s after%n", threads, steady, hang, between, dead, after);

@@ -94,6 +94,29 @@ final class Rig implements AutoCloseable {
         return rs;
     }
 
+    /** Routers started together, each with its decision log and an Envoy stand-in pointed at it. */
+    record Fleet(List<RouterServer> routers, List<Outcomes> outcomes, List<EnvoyStandIn> envoys) {
+    }
+
+    /** Starts {@code count} routers and waits (at most 20 s) until every one has fresh samples of every replica. */
+    Fleet startFleet(int count, String extraYaml) throws Exception {
+        List<RouterServer> started = new java.util.ArrayList<>();
+        List<Outcomes> logs = new java.util.ArrayList<>();
+        List<EnvoyStandIn> envoys = new java.util.ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            Outcomes o = new Outcomes();
+            RouterServer rs = startRouter(extraYaml, o);
+            started.add(rs);
+            logs.add(o);
+            envoys.add(envoyFor(rs));
+        }
+        long freshBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!allFresh() && System.nanoTime() < freshBy) {
+            Thread.sleep(50);
+        }
+        return new Fleet(List.copyOf(started), List.copyOf(logs), List.copyOf(envoys));
+    }
+
     EnvoyStandIn envoyFor(RouterServer rs) {
         ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", rs.port()).usePlaintext().build();
         channels.add(ch);

@@ -59,20 +59,10 @@ public final class SentinelFailover {
                     .map(a -> "\"" + a + "\"").collect(Collectors.joining(", ")) + "], masterName: "
                     + SentinelGroup.MASTER_NAME + ", timeout: 50ms, keyPrefix: snt}";
             try (Rig rig = new Rig(admin, redisYaml, "snt", 8, Duration.ofSeconds(10))) {
-                List<RouterServer> routers = new ArrayList<>();
-                List<Outcomes> outcomes = new ArrayList<>();
-                List<EnvoyStandIn> envoys = new ArrayList<>();
-                for (int i = 0; i < 2; i++) {
-                    Outcomes o = new Outcomes();
-                    RouterServer rs = rig.startRouter(ROUTER_YAML, o);
-                    routers.add(rs);
-                    outcomes.add(o);
-                    envoys.add(rig.envoyFor(rs));
-                }
-                long freshBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-                while (!rig.allFresh() && System.nanoTime() < freshBy) {
-                    Thread.sleep(50);
-                }
+                Rig.Fleet fleet = rig.startFleet(2, ROUTER_YAML);
+                List<RouterServer> routers = fleet.routers();
+                List<Outcomes> outcomes = fleet.outcomes();
+                List<EnvoyStandIn> envoys = fleet.envoys();
                 System.out.printf("sentinel: master :%d, replica :%d, sentinels %s (quorum 2, down-after 1000 ms, "
                                 + "failover-timeout 5000 ms); 2 routers in sentinel mode, 8 replicas, %d traffic loops; "
                                 + "%d s steady, kill -9 the master, %d s after%n", group.master().port(),
