@@ -216,10 +216,6 @@ public final class RouterServer implements AutoCloseable {
         return poolRefresher;
     }
 
-    public LoadProber prober() {
-        return prober;
-    }
-
     public SessionCounts counts() {
         return counts;
     }

@@ -26,11 +26,9 @@ import io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.StreamObserver;
 import io.scrouter.extproc.envoy.RouteHeaders;
+import io.scrouter.extproc.testing.RawBytes;
 
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -75,21 +73,6 @@ final class ExtProcForwardingProxy implements AutoCloseable {
             Metadata.Key.of(RouteHeaders.SESSION_ID, Metadata.ASCII_STRING_MARSHALLER);
     private static final long EXT_PROC_TIMEOUT_SECONDS = 5;
 
-    private static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
-        @Override
-        public InputStream stream(byte[] value) {
-            return new ByteArrayInputStream(value);
-        }
-
-        @Override
-        public byte[] parse(InputStream stream) {
-            try {
-                return stream.readAllBytes();
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
-    };
 
     private final Server server;
     private final ExecutorService callExecutor = Executors.newFixedThreadPool(8, r -> {
@@ -114,8 +97,8 @@ final class ExtProcForwardingProxy implements AutoCloseable {
                         MethodDescriptor<byte[], byte[]> method = MethodDescriptor.<byte[], byte[]>newBuilder()
                                 .setFullMethodName(fullMethodName)
                                 .setType(MethodDescriptor.MethodType.UNKNOWN)
-                                .setRequestMarshaller(BYTES)
-                                .setResponseMarshaller(BYTES)
+                                .setRequestMarshaller(RawBytes.INSTANCE)
+                                .setResponseMarshaller(RawBytes.INSTANCE)
                                 .build();
                         ServerCallHandler<byte[], byte[]> handler = (call, headers) -> new ProxiedCall(call, headers)
                                 .start();

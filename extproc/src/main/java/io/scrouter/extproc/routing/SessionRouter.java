@@ -2,7 +2,6 @@ package io.scrouter.extproc.routing;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import io.grpc.Status;
 import io.scrouter.extproc.pool.PoolChange;
 import io.scrouter.extproc.pool.PoolRefresher;
 import io.scrouter.extproc.pool.PoolSnapshot;
@@ -37,8 +36,8 @@ import java.util.function.LongSupplier;
  *   <li>Check the path and session id (no I/O).</li>
  *   <li>Near-cache hit: answer at once, on the caller's thread. The session's idle timer is pushed to the
  *       store at most once per {@code refreshEvery}, in the background, never awaited.</li>
- *   <li>Miss: read the store ({@code GETEX}); if unbound, place with the policy and bind with
- *       {@code SET NX}, adopting whatever binding wins.</li>
+ *   <li>Miss: choose where the session would go if new, then one atomic find-or-bind call returns the
+ *       existing binding or creates that one; whichever binding is in the store is the one used.</li>
  *   <li>Store unreachable: place by rendezvous hashing over the ready replicas, which every router computes
  *       identically, and offer that binding to the store again later.</li>
  * </ol>
@@ -344,12 +343,16 @@ public final class SessionRouter {
         long now = clock.getAsLong();
         List<Candidate> out = new ArrayList<>(snapshot.ready().size());
         for (Replica r : snapshot.ready()) {
-            ReplicaLoad load = board.get(r.id());
-            boolean fresh = r.metricsUrl() != null && load.isFresh(now, board.staleAfterMillis());
-            out.add(new Candidate(r.id(), load.utilisation(), fresh, counts.get(r.id()),
-                    load.placementsSinceSample()));
+            out.add(candidate(r, now));
         }
         return out;
+    }
+
+    /** A replica as the placement policy sees it: fresh only with a metrics endpoint and a recent sample. */
+    private Candidate candidate(Replica r, long now) {
+        ReplicaLoad load = board.get(r.id());
+        boolean fresh = r.metricsUrl() != null && load.isFresh(now, board.staleAfterMillis());
+        return new Candidate(r.id(), load.utilisation(), fresh, counts.get(r.id()), load.placementsSinceSample());
     }
 
     /** Store unreachable: rendezvous over ready replicas, remembered locally and offered to the store later. */
@@ -527,9 +530,7 @@ public final class SessionRouter {
         long now = clock.getAsLong();
         List<Candidate> out = new ArrayList<>();
         for (Replica r : pool.snapshot().all()) {
-            ReplicaLoad load = board.get(r.id());
-            boolean fresh = r.metricsUrl() != null && load.isFresh(now, board.staleAfterMillis());
-            out.add(new Candidate(r.id(), load.utilisation(), fresh, counts.get(r.id()), load.placementsSinceSample()));
+            out.add(candidate(r, now));
         }
         return out;
     }
@@ -559,9 +560,5 @@ public final class SessionRouter {
 
     private static CompletableFuture<Decision> done(Decision d) {
         return CompletableFuture.completedFuture(d);
-    }
-
-    static Status.Code code(Decision d) {
-        return d instanceof Decision.Reject r ? r.code() : Status.Code.OK;
     }
 }

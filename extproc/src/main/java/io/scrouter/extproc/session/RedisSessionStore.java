@@ -153,18 +153,8 @@ public final class RedisSessionStore implements SessionStore {
 
     @Override
     public CompletableFuture<Binding> bindIfAbsent(String sessionId, String replicaId) {
-        RBucket<String> bucket = bucket(sessionId);
-        return bucket.setIfAbsentAsync(replicaId, idleTtl).toCompletableFuture().thenCompose(won -> {
-            if (won) {
-                announce(sessionId, replicaId);
-                return index(replicaId).addAsync(expiry(), sessionId).toCompletableFuture()
-                        .thenApply(added -> Binding.to(replicaId));
-            }
-            return bucket.getAsync().toCompletableFuture().thenCompose(existing -> existing != null
-                    ? CompletableFuture.completedFuture(Binding.decode(existing))
-                    // The winner's binding expired between our two commands: try once more.
-                    : bindIfAbsent(sessionId, replicaId));
-        });
+        // The same atomic script as the request path: one round trip, no window between SET NX and GET.
+        return findOrBind(sessionId, replicaId).thenApply(Lookup::binding);
     }
 
     @Override

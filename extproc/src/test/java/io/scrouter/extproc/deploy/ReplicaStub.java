@@ -6,10 +6,9 @@ import io.grpc.Server;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.ServerCalls;
-import java.io.ByteArrayInputStream;
+import io.scrouter.extproc.testing.RawBytes;
+
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 
@@ -25,8 +24,8 @@ final class ReplicaStub implements AutoCloseable {
     static final MethodDescriptor<byte[], byte[]> CONFIG = MethodDescriptor.<byte[], byte[]>newBuilder()
             .setType(MethodDescriptor.MethodType.UNARY)
             .setFullMethodName(MethodDescriptor.generateFullMethodName(SERVICE, "Config"))
-            .setRequestMarshaller(new RawBytes())
-            .setResponseMarshaller(new RawBytes())
+            .setRequestMarshaller(RawBytes.INSTANCE)
+            .setResponseMarshaller(RawBytes.INSTANCE)
             .build();
 
     private static final String APP = "app-stub";
@@ -102,21 +101,5 @@ final class ReplicaStub implements AutoCloseable {
         message[1] = (byte) id.length;
         System.arraycopy(id, 0, message, 2, id.length);
         return message;
-    }
-
-    private static final class RawBytes implements MethodDescriptor.Marshaller<byte[]> {
-        @Override
-        public InputStream stream(byte[] value) {
-            return new ByteArrayInputStream(value);
-        }
-
-        @Override
-        public byte[] parse(InputStream stream) {
-            try {
-                return stream.readAllBytes();
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
     }
 }

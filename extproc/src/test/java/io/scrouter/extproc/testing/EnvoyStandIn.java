@@ -14,7 +14,6 @@ import io.scrouter.extproc.envoy.RouteHeaders;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -124,7 +123,4 @@ public final class EnvoyStandIn {
         return r.getImmediateResponse().getBody().toString(StandardCharsets.UTF_8);
     }
 
-    public static Map.Entry<String, String> header(String k, String v) {
-        return Map.entry(k, v);
-    }
 }
