@@ -73,7 +73,20 @@ class RedisOutageUnderLoadTest {
                             .forEach(r -> System.out.println("   t=" + (r.atNanos() - t0) / 1_000_000 + " router="
                                     + r.router() + " -> " + r.upstream() + " status=" + r.grpcStatus()));
                 }
-                assertThat(moved).as("sessions routed to two different replicas").isEmpty();
+                // The one documented way a session can move (README, "When things fail"): it was bound in the
+                // last moments before Redis hung or died, so its announcement to the other router was stuck in
+                // Redis. Such sessions are reported, not counted; every other session must stay put.
+                long raceNanos = java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(100);
+                Set<String> boundAtAFaultsEdge = new java.util.HashSet<>();
+                for (TrafficDriver.Result r : all) {
+                    if (r.newSession() && (Math.abs(r.atNanos() - hungAt) < raceNanos
+                            || Math.abs(r.atNanos() - killedAt) < raceNanos)) {
+                        boundAtAFaultsEdge.add(r.session());
+                    }
+                }
+                Set<String> movedOtherwise = new java.util.HashSet<>(moved);
+                movedOtherwise.removeAll(boundAtAFaultsEdge);
+                assertThat(movedOtherwise).as("sessions routed to two different replicas").isEmpty();
                 // New sessions were placed while Redis was away.
                 assertThat(traffic.between(hungAt, resumedAt)).filteredOn(TrafficDriver.Result::newSession)
                         .anyMatch(r -> r.upstream() != null);
@@ -94,7 +107,8 @@ class RedisOutageUnderLoadTest {
                 });
 
                 long retries = all.stream().filter(r -> r.upstream() == null).count();
-                System.out.printf("redis outage: %d requests, %d sessions, %d moved, %d answered 'retry'; decision "
+                System.out.printf("redis outage: %d requests, %d sessions, %d moved (bound within 100 ms of a fault), "
+                                + "%d answered 'retry'; decision "
                                 + "p99 steady %.2f ms, hung %.2f ms, dead %.2f ms%n", all.size(), sessions, moved.size(),
                         retries, TrafficDriver.percentileMillis(traffic.between(0, hungAt), 0.99),
                         TrafficDriver.percentileMillis(traffic.between(hungAt, resumedAt), 0.99),
