@@ -77,9 +77,9 @@ public final class Main {
             return;
         }
         CountDownLatch stopped = new CountDownLatch(1);
+        // SIGTERM (a rollout, a scale-in): drain first, so Envoy moves to the other routers before this one stops.
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            LOG.info("shutting down");
-            server.close();
+            server.drainAndClose();
             stopped.countDown();
         }, "scrouter-shutdown"));
         stopped.await();

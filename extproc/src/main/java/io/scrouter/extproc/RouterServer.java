@@ -3,11 +3,13 @@ package io.scrouter.extproc;
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
 import io.grpc.netty.NettyServerBuilder;
+import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.scrouter.extproc.config.RouterConfig;
 import io.scrouter.extproc.envoy.DecisionObserver;
 import io.scrouter.extproc.envoy.ExtProcService;
 import io.scrouter.extproc.envoy.RouteHeaders;
+import io.scrouter.extproc.envoy.StreamLimits;
 import io.scrouter.extproc.ops.AdminServer;
 import io.scrouter.extproc.ops.RouterMetrics;
 import io.scrouter.extproc.ops.RouterStatus;
@@ -30,6 +32,7 @@ import io.scrouter.extproc.session.InMemorySessionStore;
 import io.scrouter.extproc.session.ObservedSessionStore;
 import io.scrouter.extproc.session.RedisSessionStore;
 import io.scrouter.extproc.session.SessionStore;
+import io.scrouter.extproc.session.SessionTtls;
 import io.scrouter.scorer.load.LoadBoard;
 import io.scrouter.scorer.policy.Placer;
 import io.scrouter.scorer.policy.Policies;
@@ -75,6 +78,7 @@ public final class RouterServer implements AutoCloseable {
     private final RouterStatus status;
     private final RouterMetrics metrics;
     private final LongSupplier clock;
+    private final StreamLimits limits;
     private AdminServer admin;
     private HTTPServer metricsServer;
 
@@ -90,13 +94,11 @@ public final class RouterServer implements AutoCloseable {
             RouterConfig.Redis r = config.redis().get();
             RedisKeys keys = new RedisKeys(r.keyPrefix());
             this.redis = RedisClients.create(r);
-            this.sessions = new ObservedSessionStore(new RedisSessionStore(redis, keys, config.sessions().idleTtl(),
-                    config.sessions().lostTtl(), clock), metrics);
+            this.sessions = new ObservedSessionStore(new RedisSessionStore(redis, keys, ttls(config), clock), metrics);
             instances = new RedisInstanceStore(redis, keys);
         } else {
             this.redis = null;
-            this.sessions = new ObservedSessionStore(new InMemorySessionStore(config.sessions().idleTtl(),
-                    config.sessions().lostTtl(), clock), metrics);
+            this.sessions = new ObservedSessionStore(new InMemorySessionStore(ttls(config), clock), metrics);
             instances = new StaticInstanceStore(config.pool().staticReplicas().stream()
                     .map(s -> new Replica(s.id(), s.grpc(), s.metricsUrl(), ReplicaState.parse(s.state()).orElseThrow()))
                     .toList());
@@ -118,20 +120,24 @@ public final class RouterServer implements AutoCloseable {
                 new PolicySettings(p.utilisationWeight(), p.sessionWeight(), p.sessionCap())));
         RouterSettings settings = new RouterSettings(storeTimeout, config.sessions().refreshEvery().toMillis(),
                 Math.min(1000, config.sessions().refreshEvery().toMillis()), config.sessions().nearCacheMaxSize(),
-                config.sessions().idleTtl().toMillis(),
+                config.sessions().idleTtl().toMillis(), config.sessions().releaseGrace().toMillis(),
                 config.redis().map(r -> r.settleAfterOutage().toMillis()).orElse(0L));
         this.router = new SessionRouter(pool, poolRefresher, sessions, board, placer, counts,
                 new StoreHealth(3, 1000), settings, clock);
         this.status = new RouterStatus(pool, board, prober, poolRefresher, router, clock);
         statusRef[0] = status;
         this.maintenance = Executors.newSingleThreadScheduledExecutor(daemon("scrouter-maintenance"));
-        long deadline = config.server().decisionDeadline().toMillis();
+        this.limits = new StreamLimits(config.server().decisionDeadline().toMillis(),
+                config.server().maxBufferedBodyBytes());
         DecisionObserver observers = (d, nanos, forged) -> {
             metrics.decided(d, nanos, forged);
             observer.decided(d, nanos, forged);
         };
+        // Envoy sends at most its stream window of body in one message (BUFFERED_PARTIAL); anything larger up to
+        // the ceiling is still read, so that it can be refused with a message rather than a reset.
         this.server = builder
-                .addService(new ExtProcService(router, observers, deadline))
+                .maxInboundMessageSize(limits.maxInboundMessageBytes())
+                .addService(new ExtProcService(router::decide, observers, limits))
                 .addService(health.getHealthService())
                 .build();
     }
@@ -168,7 +174,10 @@ public final class RouterServer implements AutoCloseable {
         maintenance.scheduleWithFixedDelay(this::safely, poll, poll, TimeUnit.MILLISECONDS);
         long probe = config.probe().interval().toMillis();
         maintenance.scheduleWithFixedDelay(prober::probeAll, probe, probe, TimeUnit.MILLISECONDS);
+        // Envoy and Kubernetes check the ext_proc service's own health: not serving until warm.
+        health.setStatus(RouteHeaders.HEALTH_SERVICE, HealthCheckResponse.ServingStatus.NOT_SERVING);
         server.start();
+        Warmup.run(router, limits);
         if (config.admin().port() >= 0) {
             admin = new AdminServer(config.admin().bindAddress(), config.admin().port(), status, sessions);
         }
@@ -176,8 +185,8 @@ public final class RouterServer implements AutoCloseable {
             metricsServer = HTTPServer.builder().hostname(config.metrics().bindAddress())
                     .port(config.metrics().port()).registry(metrics.registry()).buildAndStart();
         }
-        health.setStatus("", io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
-        health.setStatus(RouteHeaders.HEALTH_SERVICE, io.grpc.health.v1.HealthCheckResponse.ServingStatus.SERVING);
+        health.setStatus("", HealthCheckResponse.ServingStatus.SERVING);
+        health.setStatus(RouteHeaders.HEALTH_SERVICE, HealthCheckResponse.ServingStatus.SERVING);
         LOG.info("ext_proc router listening on {}:{} (store={}, policy={}, pool={} replicas, admin={}, metrics={})",
                 config.server().bindAddress(), port(), redis == null ? "embedded" : "redis",
                 config.placement().policy(), pool.snapshot().size(),
@@ -246,9 +255,30 @@ public final class RouterServer implements AutoCloseable {
         return metricsServer == null ? -1 : metricsServer.getPort();
     }
 
+    /**
+     * Stops the way a rollout needs: first reports NOT_SERVING (gRPC health, which Envoy's health check and
+     * Kubernetes readiness read; {@code /readyz} too) while still answering every stream, for
+     * {@code server.drainPeriod}, so that Envoy stops opening streams here before the router stops; then
+     * closes. Streams end with OK right after their answer, so nothing in flight outlives the drain.
+     */
+    public void drainAndClose() {
+        Duration drain = config.server().drainPeriod();
+        LOG.info("draining: reporting NOT_SERVING and still answering for {} ms, then stopping", drain.toMillis());
+        health.setStatus(RouteHeaders.HEALTH_SERVICE, HealthCheckResponse.ServingStatus.NOT_SERVING);
+        health.setStatus("", HealthCheckResponse.ServingStatus.NOT_SERVING);
+        status.startDraining();
+        try {
+            Thread.sleep(drain.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        close();
+    }
+
     @Override
     public void close() {
         health.enterTerminalState();
+        status.startDraining();
         if (admin != null) {
             admin.close();
         }
@@ -258,7 +288,8 @@ public final class RouterServer implements AutoCloseable {
         server.shutdown();
         maintenance.shutdownNow();
         try {
-            server.awaitTermination(5, TimeUnit.SECONDS);
+            // Streams close right after their answer: the longest one left is a decision under way.
+            server.awaitTermination(Math.max(1000, 4 * limits.decisionDeadlineMillis()), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
@@ -267,6 +298,11 @@ public final class RouterServer implements AutoCloseable {
         if (redis != null) {
             redis.shutdown();
         }
+    }
+
+    private static SessionTtls ttls(RouterConfig config) {
+        return new SessionTtls(config.sessions().idleTtl(), config.sessions().lostTtl(),
+                config.sessions().releaseGrace());
     }
 
     private static java.util.concurrent.ThreadFactory daemon(String name) {

@@ -259,26 +259,60 @@ class RouterEndToEndTest {
     }
 
     @Test
-    void releaseSessionIsRoutedToTheReplicaAndThenFreesTheBinding() throws Exception {
-        SparkRestStandIn s = rest(0, 0, 2);
-        instances.publish(replica("only", 18001, s, ReplicaState.READY), Duration.ofMinutes(1)).get();
+    void releaseSessionKeepsLateCallsOnTheReplicaAndStopsCountingTheSession() throws Exception {
+        SparkRestStandIn s0 = rest(0, 0, 2);
+        SparkRestStandIn s1 = rest(0, 0, 2);
+        instances.publish(replica("rel-a", 18001, s0, ReplicaState.READY), Duration.ofMinutes(1)).get();
+        instances.publish(replica("rel-b", 18002, s1, ReplicaState.READY), Duration.ofMinutes(1)).get();
         RouterServer rs = router();
-        awaitFresh(rs, "only");
+        awaitFresh(rs, "rel-a");
+        awaitFresh(rs, "rel-b");
         EnvoyStandIn envoy = envoy(rs);
         String session = UUID.randomUUID().toString();
-        envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", session));
-        assertThat(redis.command("GET", PREFIX + ":session:" + session)).isEqualTo("only");
+        String home = EnvoyStandIn.upstreamOf(envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", session)));
+        String homeId = home.endsWith(":18001") ? "rel-a" : "rel-b";
+        assertThat(redis.command("GET", PREFIX + ":session:" + session)).isEqualTo(homeId);
 
         ProcessingResponse release = envoy.send(EnvoyStandIn.sparkCall("ReleaseSession", session));
-        assertThat(EnvoyStandIn.upstreamOf(release)).isEqualTo("127.0.0.1:18001");
-        Await.until("binding freed", () -> {
+        assertThat(EnvoyStandIn.upstreamOf(release)).isEqualTo(home);
+        Await.until("binding marked released", () -> {
             try {
-                return redis.command("GET", PREFIX + ":session:" + session).equals("$-1");
+                return redis.command("GET", PREFIX + ":session:" + session).equals("!released:" + homeId);
             } catch (Exception e) {
                 return false;
             }
         });
-        assertThat(rs.router().cachedBinding(session)).isEmpty();
+        assertThat(rs.sessions().countSessions(List.of(homeId)).get(5, TimeUnit.SECONDS))
+                .as("a released session no longer counts").containsEntry(homeId, 0L);
+
+        // The client's asynchronous ReleaseExecute, after its ReleaseSession, reaches the same replica, from this
+        // router's memory and from a router that has to ask the store.
+        assertThat(EnvoyStandIn.upstreamOf(envoy.send(EnvoyStandIn.sparkCall("ReleaseExecute", session))))
+                .isEqualTo(home);
+        RouterServer other = router();
+        assertThat(EnvoyStandIn.upstreamOf(envoy(other).send(EnvoyStandIn.sparkCall("ReleaseExecute", session))))
+                .isEqualTo(home);
+        assertThat(redis.command("GET", PREFIX + ":session:" + session)).isEqualTo("!released:" + homeId);
+
+        // Work after a release (the owner, when someone else released its id) revives it in place.
+        assertThat(EnvoyStandIn.upstreamOf(envoy(other).send(EnvoyStandIn.sparkCall("ExecutePlan", session))))
+                .isEqualTo(home);
+        assertThat(redis.command("GET", PREFIX + ":session:" + session)).isEqualTo(homeId);
+    }
+
+    @Test
+    void cleanUpCallOfASessionNoRouterKnowsBindsNothing() throws Exception {
+        SparkRestStandIn s = rest(0, 0, 2);
+        instances.publish(replica("only", 18003, s, ReplicaState.READY), Duration.ofMinutes(1)).get();
+        RouterServer rs = router();
+        awaitFresh(rs, "only");
+        String session = UUID.randomUUID().toString();
+
+        ProcessingResponse late = envoy(rs).send(EnvoyStandIn.sparkCall("ReleaseExecute", session));
+
+        assertThat(EnvoyStandIn.rejectionCode(late)).isEqualTo(Status.Code.NOT_FOUND.value());
+        assertThat(EnvoyStandIn.rejectionMessage(late)).contains("released or expired");
+        assertThat(redis.command("EXISTS", PREFIX + ":session:" + session)).isEqualTo(":0");
     }
 
     @Test

@@ -91,7 +91,9 @@ public final class ConfigLoader {
         RouterConfig.Server server = new RouterConfig.Server(
                 s.string("bindAddress", "0.0.0.0"),
                 s.integer("port", 9002, 0, 65535),
-                s.duration("decisionDeadline", Duration.ofMillis(150), MS, Duration.ofSeconds(10)));
+                s.duration("decisionDeadline", Duration.ofMillis(150), MS, Duration.ofSeconds(10)),
+                s.duration("drainPeriod", Duration.ofSeconds(10), Duration.ZERO, Duration.ofMinutes(10)),
+                s.integer("maxBufferedBodyBytes", 1 << 20, 64 << 10, 64 << 20));
         s.rejectUnknownKeys();
 
         Optional<RouterConfig.Redis> redis = root.has("redis") ? Optional.of(redis(root.section("redis")))
@@ -129,15 +131,22 @@ public final class ConfigLoader {
         }
 
         Section se = root.section("sessions");
-        RouterConfig.Sessions sessions = new RouterConfig.Sessions(
-                se.duration("idleTtl", Duration.ofMinutes(30), Duration.ofSeconds(1), Duration.ofDays(30)),
+        Duration idleTtl = se.duration("idleTtl", Duration.ofMinutes(30), Duration.ofSeconds(1), Duration.ofDays(30));
+        // A released session never outlives an idle one, so the grace defaults to the shorter of the two.
+        Duration releaseGraceDefault = idleTtl.compareTo(Duration.ofMinutes(10)) < 0 ? idleTtl : Duration.ofMinutes(10);
+        RouterConfig.Sessions sessions = new RouterConfig.Sessions(idleTtl,
                 se.duration("refreshEvery", Duration.ofSeconds(30), MS, DAY),
                 se.longValue("nearCacheMaxSize", 1_000_000, 1, 100_000_000),
-                se.duration("lostTtl", Duration.ofHours(1), Duration.ofSeconds(1), Duration.ofDays(30)));
+                se.duration("lostTtl", Duration.ofHours(1), Duration.ofSeconds(1), Duration.ofDays(30)),
+                se.duration("releaseGrace", releaseGraceDefault, Duration.ofSeconds(1), Duration.ofDays(30)));
         se.rejectUnknownKeys();
         if (sessions.refreshEvery().compareTo(sessions.idleTtl()) >= 0) {
             throw new ConfigException("sessions.refreshEvery", "must be shorter than sessions.idleTtl ("
                     + sessions.idleTtl() + "), or busy sessions would expire in the store");
+        }
+        if (sessions.releaseGrace().compareTo(sessions.idleTtl()) > 0) {
+            throw new ConfigException("sessions.releaseGrace", "must not be longer than sessions.idleTtl ("
+                    + sessions.idleTtl() + "): a released session would outlive an idle one");
         }
 
         Section pl = root.section("placement");

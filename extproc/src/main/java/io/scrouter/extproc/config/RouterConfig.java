@@ -11,8 +11,18 @@ import java.util.Optional;
 public record RouterConfig(Server server, Optional<Redis> redis, Pool pool, Probe probe, Sessions sessions,
                            Placement placement, Admin admin, Metrics metrics) {
 
-    /** The ext_proc gRPC server. {@code decisionDeadline} bounds one decision, Redis included. */
-    public record Server(String bindAddress, int port, Duration decisionDeadline) {
+    /**
+     * The ext_proc gRPC server.
+     *
+     * @param decisionDeadline      bounds one decision, Redis included
+     * @param drainPeriod           after SIGTERM, how long the router keeps answering while reporting
+     *                              NOT_SERVING, so Envoy stops opening streams to it before it stops
+     * @param maxBufferedBodyBytes  the most request-body bytes Envoy buffers and sends in one message for a
+     *                              request without the session header (its HTTP/2 {@code
+     *                              initial_stream_window_size}); larger body messages are refused clearly
+     */
+    public record Server(String bindAddress, int port, Duration decisionDeadline, Duration drainPeriod,
+                         int maxBufferedBodyBytes) {
     }
 
     /**
@@ -71,8 +81,11 @@ public record RouterConfig(Server server, Optional<Redis> redis, Pool pool, Prob
      * @param refreshEvery     how often a busy session's idle timer is pushed to the store (not per request)
      * @param nearCacheMaxSize bound on sessions held in each router's memory
      * @param lostTtl          how long a session whose replica left the pool keeps getting a clear error
+     * @param releaseGrace     how long a binding outlives a {@code ReleaseSession} (see
+     *                         {@code SessionStore#release}): late RPCs of the session still reach its replica
      */
-    public record Sessions(Duration idleTtl, Duration refreshEvery, long nearCacheMaxSize, Duration lostTtl) {
+    public record Sessions(Duration idleTtl, Duration refreshEvery, long nearCacheMaxSize, Duration lostTtl,
+                           Duration releaseGrace) {
     }
 
     /** The placement policy for new sessions and its tunables. */

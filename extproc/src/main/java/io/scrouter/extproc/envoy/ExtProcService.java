@@ -4,7 +4,6 @@ import io.envoyproxy.envoy.service.ext_proc.v3.ExternalProcessorGrpc;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
 import io.grpc.stub.StreamObserver;
-import io.scrouter.extproc.routing.SessionRouter;
 
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -14,19 +13,19 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class ExtProcService extends ExternalProcessorGrpc.ExternalProcessorImplBase {
 
-    private final SessionRouter router;
+    private final Decider decider;
     private final DecisionObserver observer;
-    private final long deadlineMillis;
+    private final StreamLimits limits;
     private final AtomicLong streams = new AtomicLong();
 
-    public ExtProcService(SessionRouter router, DecisionObserver observer, long deadlineMillis) {
-        this.router = router;
+    public ExtProcService(Decider decider, DecisionObserver observer, StreamLimits limits) {
+        this.decider = decider;
         this.observer = observer;
-        this.deadlineMillis = deadlineMillis;
+        this.limits = limits;
     }
 
     @Override
     public StreamObserver<ProcessingRequest> process(StreamObserver<ProcessingResponse> responseObserver) {
-        return new ProcessStream(streams.incrementAndGet(), router, responseObserver, observer, deadlineMillis);
+        return new ProcessStream(streams.incrementAndGet(), decider, responseObserver, observer, limits);
     }
 }

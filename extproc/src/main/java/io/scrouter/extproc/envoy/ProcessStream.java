@@ -9,7 +9,6 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
 import io.scrouter.extproc.routing.Decision;
 import io.scrouter.extproc.routing.Rejections;
-import io.scrouter.extproc.routing.SessionRouter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,6 +29,13 @@ import java.util.concurrent.TimeoutException;
  * message, in order, so messages that arrive before the decision is made are answered after it (the first
  * one carries the route).
  *
+ * <p><b>The stream ends with OK right after the final answer.</b> Envoy keeps a request's stream open until the
+ * HTTP request ends, and if the stream then ends with an error (this router stopping, a connection reset) it
+ * fails the request with a 500, or resets it if the response has started ({@code ext_proc.cc},
+ * {@code Filter::onGrpcError}). A stream the server closes with OK means "continue without the processor"
+ * ({@code Filter::onGrpcClose}). Closing at once therefore ties a long Spark query to this router only for the
+ * milliseconds of the decision, so restarting the router fails nothing that is already running.
+ *
  * <p>Every path answers, including an internal error or a decision past its deadline, because a stream left
  * unanswered stalls the client until Envoy's message timeout. Decisions may complete on another thread, so
  * the stream's state and writes to Envoy are guarded by this object's lock.
@@ -45,15 +51,15 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
         BODY,
         /** A decision is being made; answers to body messages are held until it is. */
         DECIDING,
-        /** The request is routed or rejected; anything further passes unchanged. */
+        /** The request is routed or rejected and the stream closed; anything further is ignored. */
         ANSWERED
     }
 
     private final long streamId;
-    private final SessionRouter router;
+    private final Decider decider;
     private final StreamObserver<ProcessingResponse> envoy;
     private final DecisionObserver observer;
-    private final long deadlineMillis;
+    private final StreamLimits limits;
     private Phase phase = Phase.HEADERS;
     private RequestHeaders headers;
     private SessionIdInBody bodyReader;
@@ -61,17 +67,21 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     private int owedBodyAnswers;
     private boolean closed;
 
-    ProcessStream(long streamId, SessionRouter router, StreamObserver<ProcessingResponse> envoy,
-                  DecisionObserver observer, long deadlineMillis) {
+    ProcessStream(long streamId, Decider decider, StreamObserver<ProcessingResponse> envoy,
+                  DecisionObserver observer, StreamLimits limits) {
         this.streamId = streamId;
-        this.router = router;
+        this.decider = decider;
         this.envoy = envoy;
         this.observer = observer;
-        this.deadlineMillis = deadlineMillis;
+        this.limits = limits;
     }
 
     @Override
     public synchronized void onNext(ProcessingRequest request) {
+        if (phase == Phase.ANSWERED) {
+            // Sent before Envoy saw our close; it continues without us.
+            return;
+        }
         switch (request.getRequestCase()) {
             case REQUEST_HEADERS -> onHeaders(request.getRequestHeaders());
             case REQUEST_BODY -> onBody(request.getRequestBody());
@@ -105,7 +115,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
             LOG.debug("stream={} no {} header: asking for the body", streamId, RouteHeaders.SESSION_ID);
             send(Responses.askForBody());
         } else {
-            decide(routerDecision(headers.sessionId()), false, started);
+            decide(decision(headers.sessionId()), false, started);
         }
     }
 
@@ -114,26 +124,33 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
             case BODY -> {
                 owedBodyAnswers++;
                 long started = System.nanoTime();
+                if (body.getBody().size() > limits.maxBodyMessageBytes()) {
+                    decide(CompletableFuture.completedFuture(Rejections.bodyTooLarge(body.getBody().size(),
+                            limits.maxBodyMessageBytes())), true, started);
+                    return;
+                }
                 SessionIdInBody.Outcome outcome = bodyReader.append(body.getBody(), body.getEndOfStream());
                 if (outcome instanceof SessionIdInBody.Found found) {
-                    decide(routerDecision(found.sessionId()), true, started);
+                    decide(decision(found.sessionId()), true, started);
                 } else if (outcome instanceof SessionIdInBody.Invalid invalid) {
                     decide(CompletableFuture.completedFuture(invalid.rejection()), true, started);
                 }
                 // NeedMore: the answer is owed until the id is complete.
             }
             case DECIDING -> owedBodyAnswers++;
-            case ANSWERED -> send(Responses.bodyUnchanged());
             case HEADERS -> {
                 LOG.debug("stream={} body before headers, passing it through", streamId);
                 send(Responses.bodyUnchanged());
             }
+            case ANSWERED -> {
+                // onNext drops these; kept for the switch to be exhaustive.
+            }
         }
     }
 
-    private CompletableFuture<Decision> routerDecision(String sessionId) {
+    private CompletableFuture<Decision> decision(String sessionId) {
         try {
-            return router.decide(headers.path(), sessionId);
+            return decider.decide(headers.path(), sessionId);
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -142,7 +159,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     private void decide(CompletableFuture<Decision> decision, boolean onBody, long started) {
         phase = Phase.DECIDING;
         if (!decision.isDone()) {
-            decision = decision.orTimeout(deadlineMillis, TimeUnit.MILLISECONDS);
+            decision = decision.orTimeout(limits.decisionDeadlineMillis(), TimeUnit.MILLISECONDS);
         }
         decision.whenComplete((d, error) -> answer(d, error, onBody, started));
     }
@@ -155,7 +172,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
                 LOG.error("stream={} session={} decision failed", streamId, headers.sessionId(), error);
             }
             decided = new Decision.Reject(Status.Code.UNAVAILABLE, late ? "deadline" : "internal",
-                    late ? "the router could not decide within " + deadlineMillis + " ms; retry the call"
+                    late ? "the router could not decide within " + limits.decisionDeadlineMillis() + " ms; retry the call"
                             : "the router failed to decide (" + error.getClass().getSimpleName() + "); retry the call");
         }
         if (decided instanceof Decision.Route route) {
@@ -175,36 +192,24 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
         }
         owedBodyAnswers = 0;
         phase = Phase.ANSWERED;
+        finish();
         observer.decided(decided, System.nanoTime() - started, headers.clientSetUpstream());
     }
 
-    private synchronized void send(ProcessingResponse response) {
+    private void send(ProcessingResponse response) {
         if (closed) {
             return;
         }
         try {
             envoy.onNext(response);
-        } catch (RuntimeException e) {
-            // Envoy went away (stream cancelled) between request and answer: nothing to answer any more.
+        } catch (StatusRuntimeException | IllegalStateException e) {
+            // Envoy cancelled the stream between request and answer: nothing to answer any more.
             LOG.debug("stream={} answer not delivered: {}", streamId, e.toString());
         }
     }
 
-    @Override
-    public void onError(Throwable t) {
-        Status status = Status.fromThrowable(t);
-        if (status.getCode() == Status.Code.CANCELLED) {
-            LOG.debug("stream={} cancelled by Envoy", streamId);
-        } else {
-            LOG.debug("stream={} ended with {}", streamId, status);
-        }
-        synchronized (this) {
-            closed = true;
-        }
-    }
-
-    @Override
-    public synchronized void onCompleted() {
+    /** Ends the stream with OK: Envoy continues the request without this router (see the class comment). */
+    private void finish() {
         if (closed) {
             return;
         }
@@ -213,6 +218,28 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
             envoy.onCompleted();
         } catch (StatusRuntimeException | IllegalStateException e) {
             LOG.debug("stream={} already closed: {}", streamId, e.toString());
+        }
+    }
+
+    @Override
+    public void onError(Throwable t) {
+        Status status = Status.fromThrowable(t);
+        if (status.getCode() == Status.Code.CANCELLED) {
+            // Envoy ends the stream when its request ends, also before an answer (the client went away).
+            LOG.debug("stream={} cancelled by Envoy", streamId);
+        } else {
+            LOG.warn("stream={} ended with {} before it was answered", streamId, status);
+        }
+        synchronized (this) {
+            closed = true;
+        }
+    }
+
+    @Override
+    public synchronized void onCompleted() {
+        // Envoy half-closed: nothing more will come. A decision under way still answers, then closes.
+        if (phase != Phase.DECIDING) {
+            finish();
         }
     }
 }

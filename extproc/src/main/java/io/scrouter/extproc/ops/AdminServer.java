@@ -25,7 +25,8 @@ import java.util.concurrent.TimeUnit;
  *
  * <ul>
  *   <li>{@code GET /healthz}: 200 while the process serves.</li>
- *   <li>{@code GET /readyz}: 200 when the pool has at least one replica, else 503 with the reason.</li>
+ *   <li>{@code GET /readyz}: 200 when the pool has at least one replica and the router is not draining, else
+ *       503 with the reason.</li>
  *   <li>{@code GET /api/pool}: replicas, states, utilisation, sample age, sessions, score; router flags.</li>
  *   <li>{@code GET /api/sessions/<uuid>}: the session's binding in this router's cache and in the store.</li>
  * </ul>
@@ -63,14 +64,17 @@ public final class AdminServer implements AutoCloseable {
 
     private void ready(HttpExchange ex) throws IOException {
         int replicas = status.replicas().size();
+        boolean ready = replicas > 0 && !status.draining();
         ObjectNode body = JSON.createObjectNode();
-        body.put("ready", replicas > 0);
+        body.put("ready", ready);
         body.put("replicas", replicas);
-        if (replicas == 0) {
+        if (status.draining()) {
+            body.put("reason", "draining: the router is stopping and still answers until it has stopped");
+        } else if (replicas == 0) {
             body.put("reason", "the pool is empty: no replica published in the instance store"
                     + (status.poolError() == null ? "" : " (last read failed: " + status.poolError() + ")"));
         }
-        send(ex, replicas > 0 ? 200 : 503, "application/json", body.toPrettyString());
+        send(ex, ready ? 200 : 503, "application/json", body.toPrettyString());
     }
 
     ObjectNode poolJson() {

@@ -24,6 +24,7 @@ public final class RouterStatus {
     private final PoolRefresher refresher;
     private final SessionRouter router;
     private final LongSupplier clock;
+    private volatile boolean draining;
 
     public RouterStatus(ServerPool pool, LoadBoard board, LoadProber prober, PoolRefresher refresher,
                         SessionRouter router, LongSupplier clockMillis) {
@@ -33,6 +34,15 @@ public final class RouterStatus {
         this.refresher = refresher;
         this.router = router;
         this.clock = clockMillis;
+    }
+
+    /** From now on the router reports not ready: it is stopping. */
+    public void startDraining() {
+        draining = true;
+    }
+
+    public boolean draining() {
+        return draining;
     }
 
     public List<ReplicaView> replicas() {

@@ -6,18 +6,30 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A near-cache entry: the binding, and when this router last pushed the session's idle timer to the store.
- * {@code confirmed} is false for a fallback placement the store has not recorded yet.
+ * {@code confirmed} is false for a fallback placement the store has not recorded yet. A released binding
+ * also carries when it stops routing ({@code expiresAtMillis}), as the store's key does; other entries
+ * expire with the cache's idle expiry.
  */
 final class CachedBinding {
 
     final Binding binding;
     final boolean confirmed;
+    final long expiresAtMillis;
     private final AtomicLong lastPushedMillis;
 
     CachedBinding(Binding binding, boolean confirmed, long pushedAtMillis) {
+        this(binding, confirmed, pushedAtMillis, Long.MAX_VALUE);
+    }
+
+    CachedBinding(Binding binding, boolean confirmed, long pushedAtMillis, long expiresAtMillis) {
         this.binding = binding;
         this.confirmed = confirmed;
         this.lastPushedMillis = new AtomicLong(pushedAtMillis);
+        this.expiresAtMillis = expiresAtMillis;
+    }
+
+    boolean expired(long nowMillis) {
+        return nowMillis >= expiresAtMillis;
     }
 
     /** True for exactly one caller once {@code everyMillis} has passed since the last push. */

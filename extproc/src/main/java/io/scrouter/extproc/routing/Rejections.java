@@ -53,6 +53,13 @@ public final class Rejections {
                         + "Start a new session with a new session_id and " + RouteHeaders.SESSION_ID);
     }
 
+    static Decision.Reject notBound(String sessionId) {
+        return new Decision.Reject(Status.Code.NOT_FOUND, "session_not_bound",
+                "session " + sessionId + " has no Spark Connect replica: it was released or expired, so there is "
+                        + "nothing left to release on it. To keep working, start a new session with a new "
+                        + "session_id and " + RouteHeaders.SESSION_ID);
+    }
+
     static Decision.Reject storeBlip() {
         return new Decision.Reject(Status.Code.UNAVAILABLE, "store_timeout",
                 "the session store did not answer in time, so this session's replica could not be looked up; "
@@ -64,5 +71,15 @@ public final class Rejections {
                 "no Spark Connect replica can take a new session right now (" + poolSize + " known, none ready: "
                         + "all are warming, draining or absent). Retry shortly; if it persists, check that replicas "
                         + "are running and published as ready");
+    }
+
+    /** A body message larger than the router accepts: only a gateway with an unbounded body buffer sends one. */
+    public static Decision.Reject bodyTooLarge(int bytes, int maxBytes) {
+        return new Decision.Reject(Status.Code.RESOURCE_EXHAUSTED, "body_too_large",
+                "the request has no " + RouteHeaders.SESSION_ID + " header, and the gateway sent " + bytes
+                        + " bytes of its body at once, more than the router accepts (" + maxBytes + "). Add "
+                        + RouteHeaders.SESSION_ID + " to the connection string with the same UUID as session_id: "
+                        + EXAMPLE_REMOTE + ". Operators: bound Envoy's initial_stream_window_size to the router's "
+                        + "server.maxBufferedBodyBytes (see envoy/README.md)");
     }
 }

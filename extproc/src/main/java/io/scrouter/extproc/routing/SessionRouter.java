@@ -122,48 +122,75 @@ public final class SessionRouter {
             return done(Rejections.malformedSessionId(sessionId));
         }
         String session = SessionIds.canonical(sessionId);
-        boolean release = SparkRpc.RELEASE_SESSION.equals(method.get());
+        Rpc rpc = Rpc.of(method.get());
 
         CachedBinding cached = nearCache.getIfPresent(session);
+        if (cached != null && cached.expired(clock.getAsLong())) {
+            // A released binding past its grace: the store's key has expired too.
+            nearCache.asMap().remove(session, cached);
+            cached = null;
+        }
         if (cached != null) {
             Decision d = routeKnown(session, cached.binding, pool.snapshot());
             if (d instanceof Decision.Route route) {
-                afterRoute(session, cached, route, release);
+                afterRoute(session, cached, route, rpc);
                 return done(d);
             }
-            if (!cached.binding.lost()) {
+            if (cached.binding.routable()) {
                 // Bound to a replica this router does not know: maybe our pool is behind. Look again.
-                return resolveUnknownReplica(session, cached.binding, release);
+                return resolveUnknownReplica(session, cached.binding, rpc);
             }
             return done(d);
         }
-        return lookUp(session, release);
+        return lookUp(session, rpc);
     }
 
-    private CompletableFuture<Decision> lookUp(String session, boolean release) {
+    /** What a request does to its session's binding besides being routed by it. */
+    private enum Rpc {
+        /** Work: binds a new session, revives a released one, keeps the session alive. */
+        WORK,
+        /** {@code ReleaseSession}: routed, then the binding is released. */
+        RELEASE_SESSION,
+        /** Other clean-up ({@code ReleaseExecute}): routed by an existing binding only. */
+        CLEANUP;
+
+        static Rpc of(String method) {
+            if (SparkRpc.RELEASE_SESSION.equals(method)) {
+                return RELEASE_SESSION;
+            }
+            return SparkRpc.isCleanup(method) ? CLEANUP : WORK;
+        }
+    }
+
+    private CompletableFuture<Decision> lookUp(String session, Rpc rpc) {
         long now = clock.getAsLong();
         if (!storeHealth.shouldTry(now)) {
-            return done(fallback(session));
+            return done(rpc == Rpc.WORK ? fallback(session) : Rejections.storeBlip());
         }
         // Choose where the session would go if it is new before asking the store, so that one atomic call
         // both reads an existing binding and creates a missing one: a single round trip either way. The
-        // choice is cheap and simply dropped when the session turns out to be bound already.
+        // choice is cheap and simply dropped when the session turns out to be bound already. Clean-up calls
+        // never bind: a late ReleaseExecute of a session whose binding is gone must not create one.
         PoolSnapshot snapshot = pool.snapshot();
-        Proposal proposal = propose(session, snapshot);
+        Proposal proposal = rpc == Rpc.WORK ? propose(session, snapshot) : null;
         CompletableFuture<Lookup> call = proposal == null
                 ? withOneRetry(() -> store.find(session)).thenApply(found -> found.map(b -> new Lookup(b, false))
                         .orElse(null))
                 : withOneRetry(() -> store.findOrBind(session, proposal.replica().id()));
         return call.handle((lookup, error) -> {
             if (error != null) {
-                return done(storeUnanswered(session, error));
+                return done(rpc == Rpc.WORK ? storeUnanswered(session, error) : storeUnansweredForCleanup(error));
             }
             storeHealth.success();
             if (lookup == null) {
-                return done(Rejections.noReadyReplica(snapshot.size()));
+                if (rpc == Rpc.WORK) {
+                    return done(Rejections.noReadyReplica(snapshot.size()));
+                }
+                // Just after an outage or a data loss the store may not hold a live session yet (its router is
+                // writing it back): ask for a retry then, and say it is gone only when the store is settled.
+                return done(settling() ? Rejections.storeBlip() : Rejections.notBound(session));
             }
-            CachedBinding entry = new CachedBinding(lookup.binding(), true, clock.getAsLong());
-            nearCache.put(session, entry);
+            CachedBinding entry = cache(session, lookup.binding());
             if (lookup.created()) {
                 String id = proposal.replica().id();
                 board.notePlacement(id);
@@ -172,17 +199,57 @@ public final class SessionRouter {
                     noteDegraded(proposal.outcome() == Decision.Outcome.PLACED_DEGRADED);
                 }
                 Decision.Route route = new Decision.Route(proposal.replica(), proposal.outcome());
-                afterRoute(session, entry, route, release);
+                afterRoute(session, entry, route, rpc);
                 return done(route);
             }
             Binding b = lookup.binding();
             Decision d = routeKnown(session, b, pool.snapshot());
             if (d instanceof Decision.Route route) {
-                afterRoute(session, entry, route, release);
+                afterRoute(session, entry, route, rpc);
                 return done(d);
             }
-            return b.lost() ? done(d) : resolveUnknownReplica(session, b, release);
+            return b.lost() ? done(d) : resolveUnknownReplica(session, b, rpc);
         }).thenCompose(f -> f);
+    }
+
+    /** Caches what the store holds; a released binding expires here when it does in the store (at the latest). */
+    private CachedBinding cache(String session, Binding binding) {
+        long now = clock.getAsLong();
+        CachedBinding entry = binding.released()
+                ? new CachedBinding(binding, true, now, now + settings.releaseGraceMillis())
+                : new CachedBinding(binding, true, now);
+        nearCache.put(session, entry);
+        return entry;
+    }
+
+    /**
+     * A clean-up call the store could not answer: there is nothing to fall back to, because it must not
+     * bind. Its session is not one this router knows, so the call gets the retryable blip answer.
+     */
+    private Decision storeUnansweredForCleanup(Throwable error) {
+        storeFailed(error);
+        return Rejections.storeBlip();
+    }
+
+    /**
+     * What {@link #decide} would answer for a new session, computed without the store, the near-cache or any
+     * counter: for warming the decision path before the router reports ready. Never used for real requests.
+     */
+    public Decision dryRun(String path, String sessionId) {
+        Optional<String> method = SparkRpc.method(path);
+        if (method.isEmpty()) {
+            return Rejections.notSparkConnect(path);
+        }
+        if (sessionId == null) {
+            return Rejections.missingSessionId();
+        }
+        if (!SessionIds.isValid(sessionId)) {
+            return Rejections.malformedSessionId(sessionId);
+        }
+        PoolSnapshot snapshot = pool.snapshot();
+        Proposal proposal = propose(SessionIds.canonical(sessionId), snapshot);
+        return proposal == null ? Rejections.noReadyReplica(snapshot.size())
+                : new Decision.Route(proposal.replica(), proposal.outcome());
     }
 
     /** Where a new session would be placed, and how that choice was made. */
@@ -380,30 +447,68 @@ public final class SessionRouter {
         return new Decision.Route(r, Decision.Outcome.KNOWN);
     }
 
-    private CompletableFuture<Decision> resolveUnknownReplica(String session, Binding binding, boolean release) {
+    private CompletableFuture<Decision> resolveUnknownReplica(String session, Binding binding, Rpc rpc) {
         return poolRefresher.refresh().thenApply(snapshot -> {
             Decision d = routeKnown(session, binding, snapshot);
             if (d instanceof Decision.Route route) {
                 CachedBinding entry = nearCache.getIfPresent(session);
                 if (entry != null) {
-                    afterRoute(session, entry, route, release);
+                    afterRoute(session, entry, route, rpc);
                 }
             }
             return d;
         });
     }
 
-    private void afterRoute(String session, CachedBinding entry, Decision.Route route, boolean release) {
+    private void afterRoute(String session, CachedBinding entry, Decision.Route route, Rpc rpc) {
         String replicaId = route.replica().id();
-        if (release) {
-            // The ReleaseSession call itself still goes to the replica; the binding is freed behind it.
-            nearCache.invalidate(session);
-            withDeadline(store.release(session, replicaId)).exceptionally(e -> {
-                LOG.debug("session={} release of binding failed: {}", session, e.toString());
-                return null;
-            });
+        switch (rpc) {
+            case RELEASE_SESSION -> release(session, entry, replicaId);
+            case CLEANUP -> {
+                // Routed by the binding it found; touches nothing.
+            }
+            case WORK -> {
+                if (entry.binding.released()) {
+                    revive(session, replicaId);
+                } else {
+                    keepAlive(session, entry, replicaId);
+                }
+            }
+        }
+    }
+
+    /**
+     * The ReleaseSession call itself goes to the replica; the binding stays for the release grace, so RPCs
+     * the client sends after it (an asynchronous ReleaseExecute) reach the same replica, and a release sent
+     * by someone else than the session's owner does not strand the owner (see {@link SessionStore#release}).
+     */
+    private void release(String session, CachedBinding entry, String replicaId) {
+        if (!entry.binding.equals(Binding.to(replicaId))) {
             return;
         }
+        long now = clock.getAsLong();
+        nearCache.put(session, new CachedBinding(Binding.releasedFrom(replicaId), entry.confirmed, now,
+                now + settings.releaseGraceMillis()));
+        withDeadline(store.release(session, replicaId)).exceptionally(e -> {
+            backgroundFailed("release", session, e);
+            return null;
+        });
+    }
+
+    /** A released session is used again: it is live, counted and kept alive as before its release. */
+    private void revive(String session, String replicaId) {
+        nearCache.put(session, new CachedBinding(Binding.to(replicaId), true, clock.getAsLong()));
+        withDeadline(store.touch(session, replicaId)).whenComplete((revived, error) -> {
+            if (error != null) {
+                backgroundFailed("revive", session, error);
+            } else if (!revived) {
+                // The released key expired meanwhile: bind the session again where it lives.
+                confirm(session, replicaId);
+            }
+        });
+    }
+
+    private void keepAlive(String session, CachedBinding entry, String replicaId) {
         long now = clock.getAsLong();
         if (!entry.claimPush(now, settings.refreshEveryMillis())) {
             return;

@@ -12,7 +12,7 @@ public final class SparkRpc {
 
     public static final String SERVICE_PREFIX = "/spark.connect.SparkConnectService/";
     public static final String RELEASE_SESSION = "ReleaseSession";
-
+    public static final String RELEASE_EXECUTE = "ReleaseExecute";
 
     private SparkRpc() {
     }
@@ -24,6 +24,16 @@ public final class SparkRpc {
         }
         String method = path.substring(SERVICE_PREFIX.length());
         return isMethodName(method) ? Optional.of(method) : Optional.empty();
+    }
+
+    /**
+     * True for the RPCs that only clean up after a session's work: they go to the session's replica like any
+     * other, but never bind a new session, never revive a released one and never keep one alive. The client
+     * sends {@code ReleaseExecute} asynchronously, so it may arrive after the session's own
+     * {@code ReleaseSession}.
+     */
+    public static boolean isCleanup(String method) {
+        return RELEASE_SESSION.equals(method) || RELEASE_EXECUTE.equals(method);
     }
 
     /** {@code [A-Za-z][A-Za-z0-9_]{0,63}}, checked by hand: this runs on every request. */

@@ -1,6 +1,5 @@
 package io.scrouter.extproc.session;
 
-import java.time.Duration;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.Map;
@@ -24,12 +23,18 @@ public final class InMemorySessionStore implements SessionStore {
     private final Map<String, Entry> sessions = new ConcurrentHashMap<>();
     private final long idleTtlMillis;
     private final long lostTtlMillis;
+    private final long releaseGraceMillis;
     private final LongSupplier clock;
 
-    public InMemorySessionStore(Duration idleTtl, Duration lostTtl, LongSupplier clockMillis) {
-        this.idleTtlMillis = idleTtl.toMillis();
-        this.lostTtlMillis = lostTtl.toMillis();
+    public InMemorySessionStore(SessionTtls ttls, LongSupplier clockMillis) {
+        this.idleTtlMillis = ttls.idle().toMillis();
+        this.lostTtlMillis = ttls.lost().toMillis();
+        this.releaseGraceMillis = ttls.releaseGrace().toMillis();
         this.clock = clockMillis;
+    }
+
+    private Entry live(String replicaId, long now) {
+        return new Entry(Binding.to(replicaId), now + idleTtlMillis);
     }
 
     @Override
@@ -39,7 +44,7 @@ public final class InMemorySessionStore implements SessionStore {
             if (old.expiresAtMillis() <= now) {
                 return null;
             }
-            return old.binding().lost() ? old : new Entry(old.binding(), now + idleTtlMillis);
+            return old.binding().state() == Binding.State.LIVE ? live(old.binding().replicaId(), now) : old;
         });
         return CompletableFuture.completedFuture(Optional.ofNullable(e).map(Entry::binding));
     }
@@ -50,27 +55,24 @@ public final class InMemorySessionStore implements SessionStore {
         boolean[] created = {false};
         Entry e = sessions.compute(sessionId, (id, old) -> {
             if (old != null && old.expiresAtMillis() > now) {
-                return old.binding().lost() ? old : new Entry(old.binding(), now + idleTtlMillis);
+                return old.binding().lost() ? old : live(old.binding().replicaId(), now);
             }
             created[0] = true;
-            return new Entry(Binding.to(replicaIfNew), now + idleTtlMillis);
+            return live(replicaIfNew, now);
         });
         return CompletableFuture.completedFuture(new Lookup(e.binding(), created[0]));
     }
 
     @Override
     public CompletableFuture<Binding> bindIfAbsent(String sessionId, String replicaId) {
-        long now = clock.getAsLong();
-        Entry e = sessions.compute(sessionId, (id, old) -> old != null && old.expiresAtMillis() > now
-                ? old : new Entry(Binding.to(replicaId), now + idleTtlMillis));
-        return CompletableFuture.completedFuture(e.binding());
+        return findOrBind(sessionId, replicaId).thenApply(Lookup::binding);
     }
 
     @Override
     public CompletableFuture<Binding> claim(String sessionId, String replicaId) {
         long now = clock.getAsLong();
         Entry e = sessions.compute(sessionId, (id, old) -> old != null && old.expiresAtMillis() > now
-                && old.binding().lost() ? old : new Entry(Binding.to(replicaId), now + idleTtlMillis));
+                && old.binding().lost() ? old : live(replicaId, now));
         return CompletableFuture.completedFuture(e.binding());
     }
 
@@ -78,13 +80,17 @@ public final class InMemorySessionStore implements SessionStore {
     public CompletableFuture<Boolean> touch(String sessionId, String replicaId) {
         long now = clock.getAsLong();
         Entry e = sessions.computeIfPresent(sessionId, (id, old) -> old.expiresAtMillis() <= now ? null
-                : old.binding().equals(Binding.to(replicaId)) ? new Entry(old.binding(), now + idleTtlMillis) : old);
+                : old.binding().routable() && old.binding().replicaId().equals(replicaId) ? live(replicaId, now)
+                : old);
         return CompletableFuture.completedFuture(e != null && e.binding().equals(Binding.to(replicaId)));
     }
 
     @Override
     public CompletableFuture<Void> release(String sessionId, String replicaId) {
-        sessions.computeIfPresent(sessionId, (id, old) -> old.binding().equals(Binding.to(replicaId)) ? null : old);
+        long now = clock.getAsLong();
+        sessions.computeIfPresent(sessionId, (id, old) -> old.expiresAtMillis() > now
+                && old.binding().equals(Binding.to(replicaId))
+                ? new Entry(Binding.releasedFrom(replicaId), now + releaseGraceMillis) : old);
         return CompletableFuture.completedFuture(null);
     }
 
@@ -97,7 +103,7 @@ public final class InMemorySessionStore implements SessionStore {
         }
         sessions.entrySet().removeIf(e -> e.getValue().expiresAtMillis() <= now);
         for (Entry e : sessions.values()) {
-            if (!e.binding().lost()) {
+            if (e.binding().state() == Binding.State.LIVE) {
                 counts.computeIfPresent(e.binding().replicaId(), (k, v) -> v + 1);
             }
         }

@@ -40,31 +40,48 @@ public final class RedisSessionStore implements SessionStore {
             end
             return v""";
 
-    // Read a binding (refreshing a live one) or, if there is none, create it: one round trip either way.
+    // Read a binding (refreshing a live one, reviving a released one) or, if there is none, create it: one round
+    // trip either way.
     private static final String FIND_OR_BIND = """
             local v = redis.call('GET', KEYS[1])
             if v then
               if string.sub(v, 1, 1) ~= '!' then
                 redis.call('PEXPIRE', KEYS[1], ARGV[2])
+                return {v, 0}
+              end
+              if string.sub(v, 1, 10) == '!released:' then
+                local r = string.sub(v, 11)
+                redis.call('SET', KEYS[1], r, 'PX', ARGV[2])
+                return {r, 0}
               end
               return {v, 0}
             end
             redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
             return {ARGV[1], 1}""";
 
-    // Overwrite a live binding (never a tombstone); returns the value in force and the one replaced.
+    // Overwrite a live or released binding (never a tombstone); returns the value in force and the replica of
+    // the one replaced.
     private static final String CLAIM = """
             local v = redis.call('GET', KEYS[1])
-            if v and string.sub(v, 1, 1) == '!' then
+            if v and string.sub(v, 1, 6) == '!lost:' then
               return {v, v}
             end
             redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+            if v and string.sub(v, 1, 10) == '!released:' then
+              v = string.sub(v, 11)
+            end
             return {ARGV[1], v or ''}""";
 
-    // Compare-and-refresh: only push back the expiry of a binding that still names the same replica.
+    // Compare-and-refresh: only push back the expiry of a binding that still names the same replica; a binding
+    // released from that replica is revived (the session is in use after all).
     private static final String TOUCH = """
-            if redis.call('GET', KEYS[1]) == ARGV[1] then
+            local v = redis.call('GET', KEYS[1])
+            if v == ARGV[1] then
               return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+            end
+            if v == '!released:' .. ARGV[1] then
+              redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+              return 1
             end
             return 0""";
 
@@ -76,10 +93,12 @@ public final class RedisSessionStore implements SessionStore {
             end
             return 0""";
 
-    // Compare-and-delete, so a release cannot free a binding that meanwhile names another replica.
+    // Compare-and-release: a binding still naming the replica keeps routing there for the release grace, marked
+    // so that it neither counts nor has its expiry pushed back by clean-up calls.
     private static final String RELEASE = """
             if redis.call('GET', KEYS[1]) == ARGV[1] then
-              return redis.call('DEL', KEYS[1])
+              redis.call('SET', KEYS[1], '!released:' .. ARGV[1], 'PX', ARGV[2])
+              return 1
             end
             return 0""";
 
@@ -87,6 +106,7 @@ public final class RedisSessionStore implements SessionStore {
     private final RedisKeys keys;
     private final Duration idleTtl;
     private final Duration lostTtl;
+    private final Duration releaseGrace;
     private final LongSupplier clock;
     /** Entries kept in the binding feed (approximately): enough for every session started in a long outage. */
     private static final int FEED_RETAINED = 200_000;
@@ -98,12 +118,12 @@ public final class RedisSessionStore implements SessionStore {
             new java.util.concurrent.atomic.AtomicReference<>();
     private volatile org.redisson.api.stream.StreamMessageId feedPosition = new org.redisson.api.stream.StreamMessageId(0, 0);
 
-    public RedisSessionStore(RedissonClient redis, RedisKeys keys, Duration idleTtl, Duration lostTtl,
-                             LongSupplier clockMillis) {
+    public RedisSessionStore(RedissonClient redis, RedisKeys keys, SessionTtls ttls, LongSupplier clockMillis) {
         this.redis = redis;
         this.keys = keys;
-        this.idleTtl = idleTtl;
-        this.lostTtl = lostTtl;
+        this.idleTtl = ttls.idle();
+        this.lostTtl = ttls.lost();
+        this.releaseGrace = ttls.releaseGrace();
         this.clock = clockMillis;
     }
 
@@ -125,7 +145,7 @@ public final class RedisSessionStore implements SessionStore {
                 return CompletableFuture.completedFuture(Optional.<Binding>empty());
             }
             Binding b = Binding.decode(v);
-            if (b.lost()) {
+            if (b.state() != Binding.State.LIVE) {
                 return CompletableFuture.completedFuture(Optional.of(b));
             }
             // The key's expiry moved; move the session's score in its replica's index with it, or it would
@@ -140,7 +160,7 @@ public final class RedisSessionStore implements SessionStore {
         return listScript(FIND_OR_BIND, sessionId, replicaIfNew).thenApply(r -> {
             Binding b = Binding.decode(String.valueOf(r.get(0)));
             boolean created = r.get(1) instanceof Number n && n.longValue() == 1;
-            if (!b.lost()) {
+            if (b.state() == Binding.State.LIVE) {
                 // The index and the feed follow the binding; the decision does not wait for them.
                 index(b.replicaId()).addAsync(expiry(), sessionId);
                 if (created) {
@@ -190,9 +210,9 @@ public final class RedisSessionStore implements SessionStore {
     @Override
     public CompletableFuture<Void> release(String sessionId, String replicaId) {
         String key = keys.session(sessionId);
-        RFuture<Long> deleted = redis.getScript(StringCodec.INSTANCE).evalAsync(key, RScript.Mode.READ_WRITE,
-                RELEASE, RScript.ReturnType.LONG, List.of(key), replicaId);
-        return deleted.toCompletableFuture()
+        RFuture<Long> released = redis.getScript(StringCodec.INSTANCE).evalAsync(key, RScript.Mode.READ_WRITE,
+                RELEASE, RScript.ReturnType.LONG, List.of(key), replicaId, Long.toString(releaseGrace.toMillis()));
+        return released.toCompletableFuture()
                 .thenCompose(d -> index(replicaId).removeAsync(sessionId).toCompletableFuture())
                 .thenApply(x -> null);
     }

@@ -14,13 +14,18 @@ import java.util.concurrent.CompletableFuture;
  */
 public interface SessionStore {
 
-    /** The session's binding, refreshing its idle expiry when found. */
+    /**
+     * The session's binding, refreshing its idle expiry when it is live; released and lost bindings are
+     * returned as they are. Used by requests that only clean up ({@code ReleaseExecute}, {@code ReleaseSession}),
+     * which must neither bind a session nor revive a released one.
+     */
     CompletableFuture<Optional<Binding>> find(String sessionId);
 
     /**
      * Looks the session up and, if it is unbound, binds it to {@code replicaIfNew}, in one atomic step (one
      * round trip to Redis on the request path, whether the session turns out to be known or new). A live
-     * binding's idle expiry is refreshed; a tombstone is returned as is.
+     * binding's idle expiry is refreshed; a released one is revived (live again, counted, idle expiry); a
+     * tombstone is returned as is.
      */
     CompletableFuture<Lookup> findOrBind(String sessionId, String replicaIfNew);
 
@@ -36,10 +41,19 @@ public interface SessionStore {
      */
     CompletableFuture<Binding> claim(String sessionId, String replicaId);
 
-    /** Pushes back the idle expiry of a session known to be on {@code replicaId}; false if the binding is gone. */
+    /**
+     * Pushes back the idle expiry of a session known to be on {@code replicaId}, reviving it if it was
+     * released there; false if the binding is gone or names another replica.
+     */
     CompletableFuture<Boolean> touch(String sessionId, String replicaId);
 
-    /** Frees the session's binding (after ReleaseSession). */
+    /**
+     * Marks a live binding to {@code replicaId} released (after {@code ReleaseSession}): it keeps routing the
+     * session to that replica for the release grace, so RPCs the client sends after its release still land
+     * there, but it stops counting among the replica's sessions. It is never deleted at once: the router
+     * cannot tell the session's owner from anyone else who knows the id, so a release must not strand a
+     * session that is still in use; the owner's next request revives it ({@link #findOrBind}, {@link #touch}).
+     */
     CompletableFuture<Void> release(String sessionId, String replicaId);
 
     /** Live (unexpired) sessions bound to each replica, as every router sees them. */

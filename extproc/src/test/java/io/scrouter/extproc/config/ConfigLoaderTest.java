@@ -36,6 +36,8 @@ class ConfigLoaderTest {
               bindAddress: 127.0.0.1
               port: 9100
               decisionDeadline: 120ms
+              drainPeriod: 20s
+              maxBufferedBodyBytes: 2097152
             redis:
               mode: sentinel
               addresses: [redis://10.0.0.1:26379, redis://10.0.0.2:26379]
@@ -63,6 +65,7 @@ class ConfigLoaderTest {
               refreshEvery: 20s
               nearCacheMaxSize: 5000
               lostTtl: 2h
+              releaseGrace: 5m
             placement:
               policy: seed
               utilisationWeight: 0.8
@@ -92,7 +95,8 @@ class ConfigLoaderTest {
     void fullFileParsesIntoTypedValues() {
         RouterConfig c = parse(FULL);
 
-        assertThat(c.server()).isEqualTo(new RouterConfig.Server("127.0.0.1", 9100, Duration.ofMillis(120)));
+        assertThat(c.server()).isEqualTo(new RouterConfig.Server("127.0.0.1", 9100, Duration.ofMillis(120),
+                Duration.ofSeconds(20), 2 << 20));
         assertThat(c.redis()).contains(new RouterConfig.Redis("sentinel",
                 List.of("redis://10.0.0.1:26379", "redis://10.0.0.2:26379"), "mymaster", "s3cret-pw", 3,
                 Duration.ofMillis(75), "prod-a"));
@@ -102,7 +106,7 @@ class ConfigLoaderTest {
         assertThat(c.probe()).isEqualTo(new RouterConfig.Probe(Duration.ofSeconds(2), Duration.ofMillis(800),
                 Duration.ofSeconds(10)));
         assertThat(c.sessions()).isEqualTo(new RouterConfig.Sessions(Duration.ofMinutes(45), Duration.ofSeconds(20),
-                5000, Duration.ofHours(2)));
+                5000, Duration.ofHours(2), Duration.ofMinutes(5)));
         assertThat(c.placement()).isEqualTo(new RouterConfig.Placement("seed", 0.8, 0.2, 40, 0.3));
         assertThat(c.admin()).isEqualTo(new RouterConfig.Admin("0.0.0.0", 9911));
     }
@@ -111,14 +115,15 @@ class ConfigLoaderTest {
     void absentSectionsTakeTheDocumentedDefaults() {
         RouterConfig c = parse(MINIMAL);
 
-        assertThat(c.server()).isEqualTo(new RouterConfig.Server("0.0.0.0", 9002, Duration.ofMillis(150)));
+        assertThat(c.server()).isEqualTo(new RouterConfig.Server("0.0.0.0", 9002, Duration.ofMillis(150),
+                Duration.ofSeconds(10), 1 << 20));
         assertThat(c.redis()).isEmpty();
         assertThat(c.pool()).isEqualTo(new RouterConfig.Pool(Duration.ofSeconds(1), List.of(
                 new RouterConfig.StaticReplica("spark-0", "10.0.0.5:15002", null, "ready"))));
         assertThat(c.probe()).isEqualTo(new RouterConfig.Probe(Duration.ofSeconds(1), Duration.ofSeconds(1),
                 Duration.ofSeconds(5)));
         assertThat(c.sessions()).isEqualTo(new RouterConfig.Sessions(Duration.ofMinutes(30), Duration.ofSeconds(30),
-                1_000_000, Duration.ofHours(1)));
+                1_000_000, Duration.ofHours(1), Duration.ofMinutes(10)));
         assertThat(c.placement()).isEqualTo(new RouterConfig.Placement(Policies.DEFAULT, 0.9, 0.1, 50, 0.5));
         // The operator endpoint stays on loopback unless moved on purpose.
         assertThat(c.admin().bindAddress()).isEqualTo("127.0.0.1");

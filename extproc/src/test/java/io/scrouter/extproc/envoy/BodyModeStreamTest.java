@@ -1,5 +1,7 @@
 package io.scrouter.extproc.envoy;
 
+import io.scrouter.extproc.envoy.StreamLimits;
+import io.scrouter.extproc.session.SessionTtls;
 import io.envoyproxy.envoy.service.ext_proc.v3.HttpHeaders;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
@@ -57,14 +59,14 @@ class BodyModeStreamTest {
                 new Replica("b", "127.0.0.1:15003", null, ReplicaState.READY)));
         PoolRefresher refresher = new PoolRefresher(new StaticInstanceStore(List.copyOf(pool.snapshot().all())), pool,
                 Duration.ofSeconds(1), System::currentTimeMillis);
-        InMemorySessionStore store = new InMemorySessionStore(Duration.ofMinutes(1), Duration.ofMinutes(1),
+        InMemorySessionStore store = new InMemorySessionStore(new SessionTtls(Duration.ofMinutes(1), Duration.ofMinutes(1), Duration.ofMinutes(1)),
                 System::currentTimeMillis);
         SessionRouter router = new SessionRouter(pool, refresher, store, new LoadBoard(new Ewma(0.5, 1000), 5000),
                 new Placer(SeedPolicy.withDefaults(50)), new SessionCounts(store), new StoreHealth(3, 1000),
-                new RouterSettings(50, 1000, 1000, 1000, 60_000), System::currentTimeMillis);
+                new RouterSettings(50, 1000, 1000, 1000, 60_000, 60_000, 0), System::currentTimeMillis);
         String name = InProcessServerBuilder.generateName();
         server = InProcessServerBuilder.forName(name).directExecutor()
-                .addService(new ExtProcService(router, (d, nanos, forged) -> observed.add(d), 150))
+                .addService(new ExtProcService(router::decide, (d, nanos, forged) -> observed.add(d), new StreamLimits(150, 1 << 20)))
                 .build().start();
         channel = InProcessChannelBuilder.forName(name).directExecutor().build();
         envoy = new EnvoyStandIn(channel);
@@ -127,7 +129,7 @@ class BodyModeStreamTest {
     }
 
     @Test
-    void bodyInManySmallPiecesIsAnsweredOncePerPieceWithTheRouteOnTheFirst() throws Exception {
+    void bodyInManySmallPiecesIsAnsweredOncePerPieceUntilTheRouteThenTheStreamEnds() throws Exception {
         Random random = new Random(7);
         for (int trial = 0; trial < 100; trial++) {
             String session = UUID.randomUUID().toString();
@@ -140,8 +142,14 @@ class BodyModeStreamTest {
             List<ProcessingRequest> messages = new ArrayList<>();
             messages.add(headersWithoutSession("AnalyzePlan"));
             messages.addAll(SparkRequestBodies.split(body, cuts.stream().mapToInt(Integer::intValue).toArray()));
+            // The piece holding the id's last byte (frame header 5, tag and length 2, UUID 36) completes it.
+            int idEnd = 5 + 2 + 36;
+            int completing = 1 + (int) cuts.stream().filter(c -> c < idEnd).count();
+
             List<ProcessingResponse> answers = envoy.exchange(messages);
-            assertThat(answers).as("trial %d: one answer per message", trial).hasSize(messages.size());
+
+            assertThat(answers).as("trial %d: every piece up to the id answered, nothing after the route",
+                    trial).hasSize(1 + completing);
             assertAsksForBody(answers.get(0));
             assertThat(upstreamOnBody(answers.get(1))).as("trial %d", trial).startsWith("127.0.0.1:");
             for (ProcessingResponse later : answers.subList(2, answers.size())) {
@@ -153,9 +161,9 @@ class BodyModeStreamTest {
     }
 
     @Test
-    void largeUploadGetsItsRouteOnTheFirstBufferAndTheRestPassesUnchanged() throws Exception {
-        // An AddArtifacts upload as Envoy forwards it after the BUFFERED_PARTIAL answer: a first buffer, then
-        // the remaining chunks, each answered unchanged.
+    void largeUploadGetsItsRouteOnTheFirstBufferAndTheStreamEndsSoTheRestFlowsPastTheRouter() throws Exception {
+        // An AddArtifacts upload: BUFFERED_PARTIAL sends the first buffer; the route answers it and the stream
+        // closes with OK, so Envoy streams the remaining chunks on without the processor.
         String session = UUID.randomUUID().toString();
         byte[] firstMessage = SparkRequestBodies.framed(session, 1 << 20);
         List<ProcessingRequest> messages = new ArrayList<>(List.of(headersWithoutSession("AddArtifacts"),
@@ -164,9 +172,21 @@ class BodyModeStreamTest {
             messages.add(SparkRequestBodies.body(SparkRequestBodies.framed(session, 256 << 10), i == 4));
         }
         List<ProcessingResponse> answers = envoy.exchange(messages);
-        assertThat(answers).hasSize(7);
+        assertThat(answers).hasSize(2);
         upstreamOnBody(answers.get(1));
-        assertThat(answers.subList(2, 7)).allSatisfy(a -> assertThat(a).isEqualTo(Responses.bodyUnchanged()));
+    }
+
+    @Test
+    void bodyLargerThanTheBoundIsRefusedWithAClearErrorNotAReset() throws Exception {
+        byte[] tooLarge = SparkRequestBodies.framed(UUID.randomUUID().toString(), (1 << 20) + (64 << 10) + 1);
+
+        List<ProcessingResponse> answers = envoy.exchange(List.of(headersWithoutSession("AddArtifacts"),
+                SparkRequestBodies.body(tooLarge, false)));
+
+        assertThat(answers).hasSize(2);
+        assertThat(EnvoyStandIn.rejectionCode(answers.get(1))).isEqualTo(Status.Code.RESOURCE_EXHAUSTED.value());
+        assertThat(EnvoyStandIn.rejectionMessage(answers.get(1))).contains("x-spark-session-id")
+                .contains("initial_stream_window_size");
     }
 
     private ProcessingResponse rejectionFor(byte[] body) throws Exception {

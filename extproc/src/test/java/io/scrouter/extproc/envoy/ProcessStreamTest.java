@@ -1,5 +1,7 @@
 package io.scrouter.extproc.envoy;
 
+import io.scrouter.extproc.envoy.StreamLimits;
+import io.scrouter.extproc.session.SessionTtls;
 import io.envoyproxy.envoy.service.ext_proc.v3.HttpHeaders;
 import io.envoyproxy.envoy.service.ext_proc.v3.HttpTrailers;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
@@ -108,17 +110,17 @@ class ProcessStreamTest {
                 Duration.ofSeconds(1), System::currentTimeMillis);
         SessionRouter router = new SessionRouter(pool, refresher, store, new LoadBoard(new Ewma(0.5, 1000), 5000),
                 new Placer(SeedPolicy.withDefaults(50)), new SessionCounts(store), new StoreHealth(3, 1000),
-                new RouterSettings(storeTimeoutMillis, 1000, 1000, 1000, 60_000), System::currentTimeMillis);
+                new RouterSettings(storeTimeoutMillis, 1000, 1000, 1000, 60_000, 60_000, 0), System::currentTimeMillis);
         String name = InProcessServerBuilder.generateName();
         server = InProcessServerBuilder.forName(name).directExecutor()
-                .addService(new ExtProcService(router, (d, nanos, forged) -> observed.add(d), deadlineMillis))
+                .addService(new ExtProcService(router::decide, (d, nanos, forged) -> observed.add(d), new StreamLimits(deadlineMillis, 1 << 20)))
                 .build().start();
         channel = InProcessChannelBuilder.forName(name).directExecutor().build();
         return new EnvoyStandIn(channel);
     }
 
     private static InMemorySessionStore memoryStore() {
-        return new InMemorySessionStore(Duration.ofMinutes(1), Duration.ofMinutes(1), System::currentTimeMillis);
+        return new InMemorySessionStore(new SessionTtls(Duration.ofMinutes(1), Duration.ofMinutes(1), Duration.ofMinutes(1)), System::currentTimeMillis);
     }
 
     @Test

@@ -50,7 +50,7 @@ class HostileInputTest {
     private static final Set<String> POOL = Set.of("10.0.0.1:15002", "10.0.0.2:15002", "10.0.0.3:15002");
     private static final Set<Integer> DEFINED_REJECTIONS = Set.of(Status.Code.INVALID_ARGUMENT.value(),
             Status.Code.UNIMPLEMENTED.value(), Status.Code.FAILED_PRECONDITION.value(),
-            Status.Code.UNAVAILABLE.value());
+            Status.Code.UNAVAILABLE.value(), Status.Code.NOT_FOUND.value(), Status.Code.RESOURCE_EXHAUSTED.value());
 
     private enum Answer { ROUTED, REJECTED, BODY_REQUESTED, PASSED_THROUGH }
 

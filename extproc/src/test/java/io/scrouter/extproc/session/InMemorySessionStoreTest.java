@@ -1,5 +1,6 @@
 package io.scrouter.extproc.session;
 
+import io.scrouter.extproc.session.SessionTtls;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -18,7 +19,7 @@ class InMemorySessionStoreTest extends SessionStoreContract {
 
     @Override
     protected SessionStore createStore(Duration idleTtl, Duration lostTtl, LongSupplier clock) {
-        memory = new InMemorySessionStore(idleTtl, lostTtl, clock);
+        memory = new InMemorySessionStore(new SessionTtls(idleTtl, lostTtl, RELEASE_GRACE), clock);
         return memory;
     }
 
@@ -77,6 +78,30 @@ class InMemorySessionStoreTest extends SessionStoreContract {
 
         assertThat(await(store.touch(S1, "a"))).isFalse();
         assertThat(find(S1)).isEmpty();
+    }
+
+    @Test
+    void releasedSessionRoutesForTheGraceThenIsGone() throws Exception {
+        bind(S1, "a");
+        await(store.release(S1, "a"));
+
+        clock.addAndGet(RELEASE_GRACE.toMillis() - 1);
+        assertThat(find(S1)).contains(Binding.releasedFrom("a"));
+        clock.addAndGet(1);
+        assertThat(find(S1)).isEmpty();
+    }
+
+    @Test
+    void revivedSessionGetsTheFullIdleTtlBack() throws Exception {
+        bind(S1, "a");
+        await(store.release(S1, "a"));
+        clock.addAndGet(RELEASE_GRACE.toMillis() - 1);
+
+        await(store.touch(S1, "a"));
+        clock.addAndGet(IDLE.toMillis() - 1);
+
+        assertThat(await(store.countSessions(java.util.List.of("a")))).containsEntry("a", 1L);
+        assertThat(find(S1)).contains(Binding.to("a"));
     }
 
     @Test

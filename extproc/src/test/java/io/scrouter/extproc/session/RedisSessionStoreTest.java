@@ -1,5 +1,6 @@
 package io.scrouter.extproc.session;
 
+import io.scrouter.extproc.session.SessionTtls;
 import io.scrouter.extproc.redis.RedisKeys;
 import io.scrouter.extproc.testing.Await;
 import io.scrouter.extproc.testing.RedisProcess;
@@ -66,7 +67,7 @@ class RedisSessionStoreTest extends SessionStoreContract {
     @Override
     protected SessionStore createStore(Duration idleTtl, Duration lostTtl, LongSupplier clock) throws Exception {
         assertThat(redis.command("FLUSHALL")).isEqualTo("+OK");
-        return new RedisSessionStore(client, KEYS, idleTtl, lostTtl, clock);
+        return new RedisSessionStore(client, KEYS, new SessionTtls(idleTtl, lostTtl, RELEASE_GRACE), clock);
     }
 
     private static long pttl(String key) throws IOException {
@@ -140,7 +141,7 @@ class RedisSessionStoreTest extends SessionStoreContract {
 
     @Test
     void keyExpiresNativelyAfterTheIdleTtl() throws Exception {
-        SessionStore shortLived = new RedisSessionStore(client, KEYS, Duration.ofMillis(300), LOST, clock::get);
+        SessionStore shortLived = new RedisSessionStore(client, KEYS, new SessionTtls(Duration.ofMillis(300), LOST, Duration.ofMillis(300)), clock::get);
         await(shortLived.bindIfAbsent(S1, "a"));
         assertThat(redis.command("EXISTS", KEYS.session(S1))).isEqualTo(":1");
 
@@ -156,14 +157,40 @@ class RedisSessionStoreTest extends SessionStoreContract {
     }
 
     @Test
-    void releaseIsCompareAndDelete() throws Exception {
+    void releaseIsCompareAndSet() throws Exception {
         bind(S1, "a");
-        // Another router re-bound the session meanwhile (simulated by hand): an old release must not free it.
+        // Another router re-bound the session meanwhile (simulated by hand): an old release must not touch it.
         assertThat(redis.command("SET", KEYS.session(S1), "b")).isEqualTo("+OK");
 
         await(store.release(S1, "a"));
 
         assertThat(get(KEYS.session(S1))).isEqualTo("b");
+    }
+
+    @Test
+    void releasedKeyNamesItsReplicaAndExpiresAfterTheGraceNotTheIdleTtl() throws Exception {
+        bind(S1, "a");
+
+        await(store.release(S1, "a"));
+
+        assertThat(get(KEYS.session(S1))).isEqualTo("!released:a");
+        assertThat(pttl(KEYS.session(S1))).isPositive().isLessThanOrEqualTo(RELEASE_GRACE.toMillis());
+        // A clean-up call reading it (find) leaves the grace as it is.
+        find(S1);
+        assertThat(pttl(KEYS.session(S1))).isLessThanOrEqualTo(RELEASE_GRACE.toMillis());
+    }
+
+    @Test
+    void revivedKeyGetsTheIdleTtlAndItsIndexEntryBack() throws Exception {
+        bind(S1, "a");
+        await(store.release(S1, "a"));
+
+        await(store.findOrBind(S1, "b"));
+
+        assertThat(get(KEYS.session(S1))).isEqualTo("a");
+        assertThat(pttl(KEYS.session(S1))).isGreaterThan(RELEASE_GRACE.toMillis());
+        assertThat(redis.command("ZSCORE", KEYS.replicaSessions("a"), S1)).isNotEqualTo("$-1");
+        assertThat(redis.command("ZCARD", KEYS.replicaSessions("b"))).isEqualTo(":0");
     }
 
     @Test
@@ -230,7 +257,7 @@ class RedisSessionStoreTest extends SessionStoreContract {
     void concurrentBindersOfANewSessionAllGetTheSameBinding() throws Exception {
         // Two store instances on two separate Redis clients stand for two routers.
         SessionStore first = store;
-        SessionStore second = new RedisSessionStore(secondClient, KEYS, IDLE, LOST, clock::get);
+        SessionStore second = new RedisSessionStore(secondClient, KEYS, new SessionTtls(IDLE, LOST, IDLE), clock::get);
         int threads = 32;
         int sessions = 50;
         ExecutorService pool = Executors.newFixedThreadPool(threads);
@@ -292,7 +319,7 @@ class RedisSessionStoreTest extends SessionStoreContract {
     void lookingUpALostSessionDoesNotStretchItsTombstone() throws Exception {
         // Regression: GETEX refreshed every key it read, so the first lookup after eviction cut a one-hour
         // tombstone to the idle TTL (or, with a short lost-TTL, extended it on every retry).
-        SessionStore s = new RedisSessionStore(client, KEYS, Duration.ofSeconds(60), Duration.ofSeconds(3600),
+        SessionStore s = new RedisSessionStore(client, KEYS, new SessionTtls(Duration.ofSeconds(60), Duration.ofSeconds(3600), Duration.ofSeconds(60)),
                 clock::get);
         String session = UUID.randomUUID().toString();
         await(s.bindIfAbsent(session, "gone"));
@@ -307,7 +334,7 @@ class RedisSessionStoreTest extends SessionStoreContract {
 
     @Test
     void lookupOfALiveSessionPushesItsExpiryBackToTheIdleTtl() throws Exception {
-        SessionStore s = new RedisSessionStore(client, KEYS, Duration.ofSeconds(60), Duration.ofSeconds(3600),
+        SessionStore s = new RedisSessionStore(client, KEYS, new SessionTtls(Duration.ofSeconds(60), Duration.ofSeconds(3600), Duration.ofSeconds(60)),
                 clock::get);
         String session = UUID.randomUUID().toString();
         await(s.bindIfAbsent(session, "a"));
@@ -320,8 +347,8 @@ class RedisSessionStoreTest extends SessionStoreContract {
 
     @Test
     void epochIsStableUntilRedisLosesItsData() throws Exception {
-        SessionStore s = new RedisSessionStore(client, KEYS, Duration.ofSeconds(60), Duration.ofSeconds(60), clock::get);
-        SessionStore other = new RedisSessionStore(secondClient, KEYS, Duration.ofSeconds(60), Duration.ofSeconds(60),
+        SessionStore s = new RedisSessionStore(client, KEYS, new SessionTtls(Duration.ofSeconds(60), Duration.ofSeconds(60), Duration.ofSeconds(60)), clock::get);
+        SessionStore other = new RedisSessionStore(secondClient, KEYS, new SessionTtls(Duration.ofSeconds(60), Duration.ofSeconds(60), Duration.ofSeconds(60)),
                 clock::get);
         String first = await(s.epoch());
         assertThat(await(other.epoch())).as("every router reads the same data set").isEqualTo(first);

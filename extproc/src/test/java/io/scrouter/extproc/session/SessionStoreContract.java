@@ -25,6 +25,8 @@ abstract class SessionStoreContract {
 
     static final Duration IDLE = Duration.ofSeconds(60);
     static final Duration LOST = Duration.ofSeconds(120);
+    /** Shorter than {@link #IDLE}, so a test can tell which of the two a key got. */
+    static final Duration RELEASE_GRACE = Duration.ofSeconds(15);
     static final String S1 = "00000000-0000-0000-0000-000000000001";
     static final String S2 = "00000000-0000-0000-0000-000000000002";
     static final String S3 = "00000000-0000-0000-0000-000000000003";
@@ -94,16 +96,70 @@ abstract class SessionStoreContract {
     }
 
     @Test
-    void releaseFreesOnlyAMatchingBinding() throws Exception {
+    void releaseKeepsRoutingTheSessionToItsReplicaButStopsCountingIt() throws Exception {
         bind(S1, "a");
+        bind(S2, "a");
 
         await(store.release(S1, "b"));
-        assertThat(find(S1)).contains(Binding.to("a"));
+        assertThat(find(S1)).as("a release naming another replica changes nothing").contains(Binding.to("a"));
+        assertThat(count("a")).containsEntry("a", 2L);
 
         await(store.release(S1, "a"));
-        assertThat(find(S1)).isEmpty();
-        // Freed: the next request of that id is a new session and may go elsewhere.
-        assertThat(bind(S1, "b")).isEqualTo(Binding.to("b"));
+        // Late RPCs of the session (an asynchronous ReleaseExecute) must still reach replica a.
+        assertThat(find(S1)).contains(Binding.releasedFrom("a"));
+        assertThat(count("a")).containsEntry("a", 1L);
+        assertThat(find(S2)).contains(Binding.to("a"));
+    }
+
+    @Test
+    void findLeavesAReleasedSessionReleased() throws Exception {
+        bind(S1, "a");
+        await(store.release(S1, "a"));
+
+        find(S1);
+        find(S1);
+
+        assertThat(find(S1)).contains(Binding.releasedFrom("a"));
+        assertThat(count("a")).containsEntry("a", 0L);
+    }
+
+    @Test
+    void workOnAReleasedSessionRevivesItWhereItIsNeverElsewhere() throws Exception {
+        bind(S1, "a");
+        await(store.release(S1, "a"));
+
+        // Someone who knew the id released it; its owner's next request must find it on a, not be placed on b.
+        Lookup lookup = await(store.findOrBind(S1, "b"));
+
+        assertThat(lookup).isEqualTo(new Lookup(Binding.to("a"), false));
+        assertThat(find(S1)).contains(Binding.to("a"));
+        assertThat(count("a", "b")).containsEntry("a", 1L).containsEntry("b", 0L);
+    }
+
+    @Test
+    void touchRevivesAReleasedSessionOnlyOnItsOwnReplica() throws Exception {
+        bind(S1, "a");
+        await(store.release(S1, "a"));
+
+        assertThat(await(store.touch(S1, "b"))).isFalse();
+        assertThat(find(S1)).contains(Binding.releasedFrom("a"));
+
+        assertThat(await(store.touch(S1, "a"))).isTrue();
+        assertThat(find(S1)).contains(Binding.to("a"));
+        assertThat(count("a")).containsEntry("a", 1L);
+    }
+
+    @Test
+    void releasingTwiceOrAfterTheReplicaLeftKeepsTheStrongerState() throws Exception {
+        bind(S1, "a");
+        await(store.release(S1, "a"));
+        await(store.release(S1, "a"));
+        assertThat(find(S1)).contains(Binding.releasedFrom("a"));
+
+        bind(S2, "a");
+        await(store.evictReplica("a"));
+        await(store.release(S2, "a"));
+        assertThat(find(S2)).as("a lost session stays lost").contains(Binding.lostOn("a"));
     }
 
     @Test

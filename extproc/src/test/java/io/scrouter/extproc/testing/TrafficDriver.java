@@ -28,6 +28,8 @@ public final class TrafficDriver implements AutoCloseable {
     private final List<EnvoyStandIn> routers;
     private final List<String> sessions = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final boolean reuseNewSessions;
+    /** Sessions that have had a request routed, so a clean-up call may follow. */
+    private final java.util.Set<String> routed = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final ConcurrentLinkedQueue<Result> results = new ConcurrentLinkedQueue<>();
     /** Kept beside the queue: its size() walks every element, which turns a long run quadratic. */
     private final java.util.concurrent.atomic.AtomicLong count = new java.util.concurrent.atomic.AtomicLong();
@@ -83,10 +85,14 @@ public final class TrafficDriver implements AutoCloseable {
             boolean fresh = newSessionEvery > 0 && random.nextInt(newSessionEvery) == 0;
             String session = fresh ? UUID.randomUUID().toString() : sessions.get(random.nextInt(sessions.size()));
             int router = random.nextInt(routers.size());
+            // As a Spark client does: a session starts with work; clean-up calls (ReleaseExecute) follow it.
+            String method = routed.contains(session) ? methods[random.nextInt(methods.length)] : "ExecutePlan";
             long start = System.nanoTime();
             try {
-                ProcessingResponse r = routers.get(router).send(EnvoyStandIn.sparkCall(
-                        methods[random.nextInt(methods.length)], session));
+                ProcessingResponse r = routers.get(router).send(EnvoyStandIn.sparkCall(method, session));
+                if (EnvoyStandIn.upstreamOf(r) != null) {
+                    routed.add(session);
+                }
                 long took = System.nanoTime() - start;
                 results.add(new Result(start, session, router, EnvoyStandIn.upstreamOf(r),
                         EnvoyStandIn.rejectionCode(r), took, fresh));

@@ -1,5 +1,6 @@
 package io.scrouter.loadtest.bench;
 
+import io.scrouter.extproc.session.SessionTtls;
 import io.scrouter.extproc.pool.PoolRefresher;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaState;
@@ -43,7 +44,7 @@ final class DecisionPath {
         PoolRefresher refresher = new PoolRefresher(new StaticInstanceStore(pool), serverPool, Duration.ofSeconds(1),
                 System::currentTimeMillis);
         refresher.refresh().get(5, TimeUnit.SECONDS);
-        store = new InMemorySessionStore(Duration.ofMinutes(30), Duration.ofHours(1), System::currentTimeMillis);
+        store = new InMemorySessionStore(new SessionTtls(Duration.ofMinutes(30), Duration.ofHours(1), Duration.ofMinutes(10)), System::currentTimeMillis);
         // Samples far in the future stay fresh for any run length, so placement is never degraded.
         board = new LoadBoard(new Ewma(0.5, 1_000), Long.MAX_VALUE / 4);
         long now = System.currentTimeMillis();
@@ -53,7 +54,7 @@ final class DecisionPath {
         SessionCounts counts = new SessionCounts(store);
         Placer placer = new Placer(Policies.byName(Policies.DEFAULT, PolicySettings.DEFAULTS));
         RouterSettings settings = new RouterSettings(50, 30_000, 1_000, nearCacheMaxSize,
-                Duration.ofMinutes(30).toMillis());
+                Duration.ofMinutes(30).toMillis(), Duration.ofMinutes(10).toMillis(), 0);
         router = new SessionRouter(serverPool, refresher, store, board, placer, counts, new StoreHealth(3, 1_000),
                 settings, System::currentTimeMillis);
     }

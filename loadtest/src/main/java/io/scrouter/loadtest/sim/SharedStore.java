@@ -1,5 +1,6 @@
 package io.scrouter.loadtest.sim;
 
+import io.scrouter.extproc.session.SessionTtls;
 import io.scrouter.extproc.session.Binding;
 import io.scrouter.extproc.session.InMemorySessionStore;
 import io.scrouter.extproc.session.SessionStore;
@@ -30,7 +31,7 @@ final class SharedStore implements SessionStore {
     private final long delayMillis;
 
     SharedStore(LongSupplier clock, Later later, long delayMillis) {
-        this.store = new InMemorySessionStore(Duration.ofDays(30), Duration.ofHours(1), clock);
+        this.store = new InMemorySessionStore(new SessionTtls(Duration.ofDays(30), Duration.ofHours(1), Duration.ofMinutes(10)), clock);
         this.clock = clock;
         this.later = later;
         this.delayMillis = delayMillis;
