@@ -2,6 +2,8 @@ package io.scrouter.extproc.deploy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.google.protobuf.Any;
 import com.google.protobuf.Duration;
@@ -168,6 +170,20 @@ final class DataPathRules {
     }
 
     /** The mutation list must drop the client's copy of the route header. */
+    /**
+     * BUFFERED_PARTIAL sends a header-less request's body to the service in one message once more than the
+     * downstream stream's buffer limit has arrived; for HTTP/2 that limit is {@code initial_stream_window_size}
+     * ({@code http2/codec_impl.cc}), 256 MiB unless set. It must be set, and at most what the service accepts.
+     */
+    static void streamWindowFitsTheService(String where, HttpConnectionManager hcm, int serviceMaxBufferedBody) {
+        assertThat(hcm.getHttp2ProtocolOptions().hasInitialStreamWindowSize())
+                .as("%s: http2_protocol_options.initial_stream_window_size must be set (Envoy's default is 256 MiB)",
+                        where).isTrue();
+        assertThat(hcm.getHttp2ProtocolOptions().getInitialStreamWindowSize().getValue())
+                .as("%s: initial_stream_window_size must not exceed the service's server.maxBufferedBodyBytes", where)
+                .isPositive().isLessThanOrEqualTo(serviceMaxBufferedBody);
+    }
+
     static void removesUpstreamHeader(String where, List<HeaderMutation> mutations) {
         assertThat(mutations)
                 .as("%s: must remove the client's %s", where, RouteHeaders.UPSTREAM)

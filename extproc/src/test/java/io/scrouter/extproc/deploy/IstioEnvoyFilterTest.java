@@ -7,6 +7,7 @@ import io.envoyproxy.envoy.config.cluster.v3.Cluster;
 import io.envoyproxy.envoy.config.route.v3.Route;
 import io.envoyproxy.envoy.extensions.filters.http.ext_proc.v3.ExternalProcessor;
 import io.envoyproxy.envoy.extensions.filters.http.header_mutation.v3.HeaderMutation;
+import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -208,7 +209,9 @@ class IstioEnvoyFilterTest {
                 .orElseThrow(() -> new AssertionError("no EnvoyFilter for the ingress gateway"));
         DataPath path = DataPath.of(envoyFilter);
         Manifest gateway = Manifest.only("Gateway");
-        Manifest virtualService = Manifest.only("VirtualService");
+        Manifest virtualService = Manifest.ofKind("VirtualService").stream()
+                .filter(vs -> vs.spec().path("gateways").toString().contains(gateway.namespace() + "/" + gateway.name()))
+                .findFirst().orElseThrow(() -> new AssertionError("no VirtualService bound to the Gateway"));
 
         assertThat(envoyFilter.spec().path("workloadSelector").path("labels"))
                 .as("the EnvoyFilter must select the gateway pods the Gateway binds to")
@@ -227,6 +230,57 @@ class IstioEnvoyFilterTest {
         assertThat(http.path("retries").path("attempts").asInt(-1))
                 .as("the Spark client retries itself; the gateway must not re-send a plan")
                 .isZero();
+    }
+
+    @ParameterizedTest
+    @MethodSource("envoyFilters")
+    void patchedRouteComesFromAVirtualServiceWithoutRetries(Manifest envoyFilter) {
+        // Istio's default route retries twice on connect-failure, refused-stream, unavailable and cancelled
+        // (pilot/pkg/networking/core/route/retry/retry.go, DefaultPolicy); a retried ExecutePlan can run a plan
+        // twice. Only a VirtualService with retries.attempts 0 removes the policy: an EnvoyFilter MERGE of
+        // num_retries 0 is a no-op, because proto merging skips zero values.
+        DataPath path = DataPath.of(envoyFilter);
+        JsonNode vhost = path.route().match().path("routeConfiguration").path("vhost");
+        String routeName = vhost.path("route").path("name").asText();
+        List<JsonNode> routes = new ArrayList<>();
+        for (Manifest vs : Manifest.ofKind("VirtualService")) {
+            boolean bound = path.route().context().equals("GATEWAY")
+                    ? !vs.spec().path("gateways").toString().contains("\"mesh\"")
+                    : vs.spec().path("gateways").toString().contains("\"mesh\"")
+                            && vhost.path("name").asText().startsWith(vs.spec().path("hosts").path(0).asText() + ":");
+            if (bound) {
+                vs.spec().path("http").forEach(h -> {
+                    if (h.path("name").asText().equals(routeName)) {
+                        routes.add(h);
+                    }
+                });
+            }
+        }
+        assertThat(routes).as("%s: the VirtualService route '%s' that this patch merges into", path.route().where(),
+                routeName).hasSize(1);
+        assertThat(routes.get(0).path("retries").path("attempts").asInt(-1))
+                .as("%s: retries.attempts", routeName).isZero();
+        assertThat(routes.get(0).path("timeout").asText()).isEqualTo("0s");
+        Route patched = path.route().valueAs(Route.class);
+        assertThat(patched.getRoute().hasRetryPolicy()).as("%s adds no retry policy", path.route().where()).isFalse();
+    }
+
+    @ParameterizedTest
+    @MethodSource("envoyFilters")
+    void bodyBufferIsBoundedToWhatTheShippedServiceAccepts(Manifest envoyFilter) {
+        DataPath path = DataPath.of(envoyFilter);
+        List<EnvoyFilterPatch> windows = EnvoyFilterPatch.of(envoyFilter).stream()
+                .filter(p -> p.applyTo().equals("NETWORK_FILTER")).toList();
+        assertThat(windows).as("%s: one connection-manager patch bounding the stream window", envoyFilter.where())
+                .hasSize(1);
+        EnvoyFilterPatch window = windows.get(0);
+        assertThat(window.operation()).isEqualTo("MERGE");
+        assertThat(window.context()).isEqualTo(path.extProc().context());
+        assertThat(window.listenerPort()).isEqualTo(path.extProc().listenerPort());
+        HttpConnectionManager hcm = EnvoyProtos.unpack(
+                window.valueAs(io.envoyproxy.envoy.config.listener.v3.Filter.class).getTypedConfig(),
+                HttpConnectionManager.class);
+        DataPathRules.streamWindowFitsTheService(window.where(), hcm, ShippedService.maxBufferedBodyBytes());
     }
 
     /** Applies the EnvoyFilter's HTTP_FILTER patches, in order, the way Istio does, to a typical chain. */

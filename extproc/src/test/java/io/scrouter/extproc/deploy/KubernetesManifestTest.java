@@ -141,6 +141,28 @@ class KubernetesManifestTest {
     }
 
     @Test
+    void terminationLeavesTimeToDrainBeforeTheRouterStops() throws IOException {
+        // Order on termination: preStop sleep (pod still ready to the gateways' stale endpoint lists), then
+        // SIGTERM: NOT_SERVING while answering for server.drainPeriod, then the gRPC server stops.
+        JsonNode preStop = container().path("lifecycle").path("preStop");
+        long preStopSeconds = preStop.path("sleep").path("seconds").asLong(-1);
+        assertThat(preStopSeconds).as("preStop sleep seconds").isPositive();
+        long drainSeconds = ShippedService.istio().server().drainPeriod().toSeconds();
+        assertThat(drainSeconds).as("server.drainPeriod in the ConfigMap").isPositive();
+        long stopSeconds = 2;
+        assertThat(podSpec().path("terminationGracePeriodSeconds").asLong())
+                .as("terminationGracePeriodSeconds covers preStop + drain + stop")
+                .isGreaterThanOrEqualTo(preStopSeconds + drainSeconds + stopSeconds);
+
+        JsonNode proxyConfig = EnvoyProtos.YAML.readTree(deployment.doc().path("spec").path("template")
+                .path("metadata").path("annotations").path("proxy.istio.io/config").asText("{}"));
+        String sidecarDrain = proxyConfig.path("terminationDrainDuration").asText("5s");
+        assertThat(io.scrouter.extproc.config.Durations.parse("terminationDrainDuration", sidecarDrain).toSeconds())
+                .as("the router's sidecar carries the gateway's streams until the router has drained")
+                .isGreaterThanOrEqualTo(preStopSeconds + drainSeconds);
+    }
+
+    @Test
     void imageIsTheOneTheDockerfileBuilds() {
         String dockerfile = RepoFiles.read(RepoFiles.root().resolve("Dockerfile"));
         Matcher tag = Pattern.compile("docker build -t (\\S+) ").matcher(dockerfile);

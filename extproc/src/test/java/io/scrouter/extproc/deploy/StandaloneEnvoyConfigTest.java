@@ -76,6 +76,14 @@ class StandaloneEnvoyConfigTest {
 
     @ParameterizedTest
     @MethodSource("bootstraps")
+    void bodyBufferIsBoundedToWhatTheServiceAccepts(Path file) {
+        StandaloneConfig config = StandaloneConfig.load(file);
+        DataPathRules.streamWindowFitsTheService(config.name(), config.connectionManager(),
+                ShippedService.defaults().server().maxBufferedBodyBytes());
+    }
+
+    @ParameterizedTest
+    @MethodSource("bootstraps")
     void bodyModeBuffersABoundedAmountPerRequest(Path file) {
         StandaloneConfig config = StandaloneConfig.load(file);
         // BUFFERED_PARTIAL holds a header-less request until its body ends or this many bytes arrived: large
