@@ -9,7 +9,7 @@ import io.grpc.netty.NettyChannelBuilder;
 import io.scrouter.extproc.config.ConfigLoader;
 import io.scrouter.extproc.config.RouterConfig;
 import io.scrouter.extproc.envoy.RouteHeaders;
-import io.scrouter.extproc.testing.EnvoyStandIn;
+import io.scrouter.extproc.testing.ExtProcClient;
 import org.junit.jupiter.api.Test;
 
 import java.io.InputStream;
@@ -42,13 +42,13 @@ class EmbeddedDefaultTest {
                         .check(HealthCheckRequest.newBuilder().setService(RouteHeaders.HEALTH_SERVICE).build());
                 assertThat(health.getStatus()).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
 
-                EnvoyStandIn envoy = new EnvoyStandIn(channel);
+                ExtProcClient envoy = new ExtProcClient(channel);
                 String session = UUID.randomUUID().toString();
-                ProcessingResponse first = envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", session));
-                String upstream = EnvoyStandIn.upstreamOf(first);
+                ProcessingResponse first = envoy.send(ExtProcClient.sparkCall("ExecutePlan", session));
+                String upstream = ExtProcClient.upstreamOf(first);
                 assertThat(upstream).isIn("127.0.0.1:15002", "127.0.0.1:15003");
                 for (int i = 0; i < 5; i++) {
-                    assertThat(EnvoyStandIn.upstreamOf(envoy.send(EnvoyStandIn.sparkCall("AnalyzePlan", session))))
+                    assertThat(ExtProcClient.upstreamOf(envoy.send(ExtProcClient.sparkCall("AnalyzePlan", session))))
                             .isEqualTo(upstream);
                 }
                 // No Spark UI answers on this machine's default ports: placement runs degraded, visibly.

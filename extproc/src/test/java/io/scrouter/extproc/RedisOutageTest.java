@@ -10,8 +10,8 @@ import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.extproc.redis.RedisKeys;
 import io.scrouter.extproc.routing.Rendezvous;
 import io.scrouter.extproc.testing.Await;
-import io.scrouter.extproc.testing.EnvoyStandIn;
-import io.scrouter.extproc.testing.RedisProcess;
+import io.scrouter.extproc.testing.ExtProcClient;
+import io.scrouter.testkit.redis.RedisProcess;
 import io.scrouter.extproc.testing.SparkRestStandIn;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -68,7 +68,7 @@ class RedisOutageTest {
         redis.close();
     }
 
-    private EnvoyStandIn router() throws Exception {
+    private ExtProcClient router() throws Exception {
         String yaml = """
                 server: {bindAddress: 127.0.0.1, port: 0, decisionDeadline: 150ms}
                 redis: {address: "%s", timeout: 50ms, keyPrefix: out}
@@ -80,19 +80,19 @@ class RedisOutageTest {
         routers.add(rs);
         ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", rs.port()).usePlaintext().build();
         channels.add(ch);
-        return new EnvoyStandIn(ch);
+        return new ExtProcClient(ch);
     }
 
-    private static String route(EnvoyStandIn envoy, String method, String session) throws Exception {
-        var r = envoy.send(EnvoyStandIn.sparkCall(method, session));
+    private static String route(ExtProcClient envoy, String method, String session) throws Exception {
+        var r = envoy.send(ExtProcClient.sparkCall(method, session));
         assertThat(r.hasImmediateResponse()).as("request answered with a route, not a rejection: %s", r).isFalse();
-        return EnvoyStandIn.upstreamOf(r);
+        return ExtProcClient.upstreamOf(r);
     }
 
     @Test
     void hungRedisStillRoutesKnownAndNewSessionsAndRoutersAgreeAndRecover() throws Exception {
-        EnvoyStandIn a = router();
-        EnvoyStandIn b = router();
+        ExtProcClient a = router();
+        ExtProcClient b = router();
         Await.until("probes fresh", () -> routers.stream().allMatch(rs -> replicas.stream()
                 .allMatch(r -> rs.board().isFresh(r.id(), System.currentTimeMillis()))));
         String known = UUID.randomUUID().toString();
@@ -107,13 +107,13 @@ class RedisOutageTest {
             }
             // The first misses only look like a blip: they are answered UNAVAILABLE (retry), not guessed, until
             // repeated failures show the store is down.
-            for (EnvoyStandIn envoy : List.of(a, b)) {
+            for (ExtProcClient envoy : List.of(a, b)) {
                 Await.until("breaker open", () -> {
                     try {
-                        var r = envoy.send(EnvoyStandIn.sparkCall("Config", UUID.randomUUID().toString()));
+                        var r = envoy.send(ExtProcClient.sparkCall("Config", UUID.randomUUID().toString()));
                         if (r.hasImmediateResponse()) {
-                            assertThat(EnvoyStandIn.rejectionCode(r)).isEqualTo(Status.Code.UNAVAILABLE.value());
-                            assertThat(EnvoyStandIn.rejectionMessage(r)).contains("retry");
+                            assertThat(ExtProcClient.rejectionCode(r)).isEqualTo(Status.Code.UNAVAILABLE.value());
+                            assertThat(ExtProcClient.rejectionMessage(r)).contains("retry");
                             return false;
                         }
                         return true;

@@ -12,8 +12,8 @@ import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.extproc.redis.RedisKeys;
 import io.scrouter.extproc.testing.Await;
-import io.scrouter.extproc.testing.EnvoyStandIn;
-import io.scrouter.extproc.testing.RedisProcess;
+import io.scrouter.extproc.testing.ExtProcClient;
+import io.scrouter.testkit.redis.RedisProcess;
 import io.scrouter.extproc.testing.SparkRestStandIn;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -106,10 +106,10 @@ class RouterEndToEndTest {
         return rs;
     }
 
-    private EnvoyStandIn envoy(RouterServer rs) {
+    private ExtProcClient envoy(RouterServer rs) {
         ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", rs.port()).usePlaintext().build();
         channels.add(ch);
-        return new EnvoyStandIn(ch);
+        return new ExtProcClient(ch);
     }
 
     private static void awaitFresh(RouterServer rs, String... ids) {
@@ -141,11 +141,11 @@ class RouterEndToEndTest {
         instances.publish(replica("warming", 15004, idleButWarming, ReplicaState.WARMING), Duration.ofMinutes(1)).get();
         RouterServer rs = router();
         awaitFresh(rs, "busy", "idle", "half", "warming");
-        EnvoyStandIn envoy = envoy(rs);
+        ExtProcClient envoy = envoy(rs);
 
         String session = UUID.randomUUID().toString();
-        ProcessingResponse first = envoy.send(EnvoyStandIn.sparkCall("Config", session));
-        assertThat(EnvoyStandIn.upstreamOf(first)).isEqualTo("127.0.0.1:15002");
+        ProcessingResponse first = envoy.send(ExtProcClient.sparkCall("Config", session));
+        assertThat(ExtProcClient.upstreamOf(first)).isEqualTo("127.0.0.1:15002");
         // The header is overwritten, never appended, and the same address travels as dynamic metadata.
         var option = first.getRequestHeaders().getResponse().getHeaderMutation().getSetHeaders(0);
         assertThat(option.getAppendAction().name()).isEqualTo("OVERWRITE_IF_EXISTS_OR_ADD");
@@ -161,12 +161,12 @@ class RouterEndToEndTest {
         for (String method : List.of("AnalyzePlan", "ExecutePlan", "ReattachExecute", "ReleaseExecute",
                 "AddArtifacts", "ArtifactStatus", "Interrupt", "FetchErrorDetails", "CloneSession", "GetStatus",
                 "Config")) {
-            assertThat(EnvoyStandIn.upstreamOf(envoy.send(EnvoyStandIn.sparkCall(method, session))))
+            assertThat(ExtProcClient.upstreamOf(envoy.send(ExtProcClient.sparkCall(method, session))))
                     .as(method).isEqualTo("127.0.0.1:15002");
         }
         // ...while a new session now goes to the replica that became idle.
         String other = UUID.randomUUID().toString();
-        assertThat(EnvoyStandIn.upstreamOf(envoy.send(EnvoyStandIn.sparkCall("Config", other))))
+        assertThat(ExtProcClient.upstreamOf(envoy.send(ExtProcClient.sparkCall("Config", other))))
                 .isEqualTo("127.0.0.1:15001");
 
         // The binding is in Redis, one key per session, with an idle expiry.
@@ -186,8 +186,8 @@ class RouterEndToEndTest {
         RouterServer b = router();
         awaitFresh(a, "r0", "r1", "r2", "r3");
         awaitFresh(b, "r0", "r1", "r2", "r3");
-        EnvoyStandIn envoyA = envoy(a);
-        EnvoyStandIn envoyB = envoy(b);
+        ExtProcClient envoyA = envoy(a);
+        ExtProcClient envoyB = envoy(b);
 
         int trials = 300;
         int disagreements = 0;
@@ -197,10 +197,10 @@ class RouterEndToEndTest {
             List<Future<String[]>> results = new ArrayList<>();
             for (int i = 0; i < trials; i++) {
                 String session = UUID.randomUUID().toString();
-                Future<String> fa = pool.submit(() -> EnvoyStandIn.upstreamOf(
-                        envoyA.send(EnvoyStandIn.sparkCall("ExecutePlan", session))));
-                Future<String> fb = pool.submit(() -> EnvoyStandIn.upstreamOf(
-                        envoyB.send(EnvoyStandIn.sparkCall("ExecutePlan", session))));
+                Future<String> fa = pool.submit(() -> ExtProcClient.upstreamOf(
+                        envoyA.send(ExtProcClient.sparkCall("ExecutePlan", session))));
+                Future<String> fb = pool.submit(() -> ExtProcClient.upstreamOf(
+                        envoyB.send(ExtProcClient.sparkCall("ExecutePlan", session))));
                 results.add(pool.submit(() -> new String[] {fa.get(), fb.get()}));
             }
             for (Future<String[]> f : results) {
@@ -228,20 +228,20 @@ class RouterEndToEndTest {
         RouterServer a = router();
         RouterServer b = router();
         awaitFresh(a, "keep", "gone");
-        EnvoyStandIn envoyA = envoy(a);
-        EnvoyStandIn envoyB = envoy(b);
+        ExtProcClient envoyA = envoy(a);
+        ExtProcClient envoyB = envoy(b);
 
         String pinned = UUID.randomUUID().toString();
-        assertThat(EnvoyStandIn.upstreamOf(envoyA.send(EnvoyStandIn.sparkCall("Config", pinned))))
+        assertThat(ExtProcClient.upstreamOf(envoyA.send(ExtProcClient.sparkCall("Config", pinned))))
                 .isEqualTo("127.0.0.1:17002");
         instances.remove("gone").get();
         Await.until("both routers drop the replica", () -> a.pool().snapshot().get("gone") == null
                 && b.pool().snapshot().get("gone") == null);
 
-        for (EnvoyStandIn envoy : List.of(envoyA, envoyB)) {
-            ProcessingResponse r = envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", pinned));
-            assertThat(EnvoyStandIn.rejectionCode(r)).isEqualTo(Status.Code.FAILED_PRECONDITION.value());
-            assertThat(EnvoyStandIn.rejectionMessage(r)).contains("'gone'", "left the pool",
+        for (ExtProcClient envoy : List.of(envoyA, envoyB)) {
+            ProcessingResponse r = envoy.send(ExtProcClient.sparkCall("ExecutePlan", pinned));
+            assertThat(ExtProcClient.rejectionCode(r)).isEqualTo(Status.Code.FAILED_PRECONDITION.value());
+            assertThat(ExtProcClient.rejectionMessage(r)).contains("'gone'", "left the pool",
                     "Start a new session");
         }
         Await.until("tombstone in redis", () -> {
@@ -253,7 +253,7 @@ class RouterEndToEndTest {
         });
         for (int i = 0; i < 20; i++) {
             String session = UUID.randomUUID().toString();
-            assertThat(EnvoyStandIn.upstreamOf(envoyB.send(EnvoyStandIn.sparkCall("Config", session))))
+            assertThat(ExtProcClient.upstreamOf(envoyB.send(ExtProcClient.sparkCall("Config", session))))
                     .isEqualTo("127.0.0.1:17001");
         }
     }
@@ -267,14 +267,14 @@ class RouterEndToEndTest {
         RouterServer rs = router();
         awaitFresh(rs, "rel-a");
         awaitFresh(rs, "rel-b");
-        EnvoyStandIn envoy = envoy(rs);
+        ExtProcClient envoy = envoy(rs);
         String session = UUID.randomUUID().toString();
-        String home = EnvoyStandIn.upstreamOf(envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", session)));
+        String home = ExtProcClient.upstreamOf(envoy.send(ExtProcClient.sparkCall("ExecutePlan", session)));
         String homeId = home.endsWith(":18001") ? "rel-a" : "rel-b";
         assertThat(redis.command("GET", PREFIX + ":session:" + session)).isEqualTo(homeId);
 
-        ProcessingResponse release = envoy.send(EnvoyStandIn.sparkCall("ReleaseSession", session));
-        assertThat(EnvoyStandIn.upstreamOf(release)).isEqualTo(home);
+        ProcessingResponse release = envoy.send(ExtProcClient.sparkCall("ReleaseSession", session));
+        assertThat(ExtProcClient.upstreamOf(release)).isEqualTo(home);
         Await.until("binding marked released", () -> {
             try {
                 return redis.command("GET", PREFIX + ":session:" + session).equals("!released:" + homeId);
@@ -287,15 +287,15 @@ class RouterEndToEndTest {
 
         // The client's asynchronous ReleaseExecute, after its ReleaseSession, reaches the same replica, from this
         // router's memory and from a router that has to ask the store.
-        assertThat(EnvoyStandIn.upstreamOf(envoy.send(EnvoyStandIn.sparkCall("ReleaseExecute", session))))
+        assertThat(ExtProcClient.upstreamOf(envoy.send(ExtProcClient.sparkCall("ReleaseExecute", session))))
                 .isEqualTo(home);
         RouterServer other = router();
-        assertThat(EnvoyStandIn.upstreamOf(envoy(other).send(EnvoyStandIn.sparkCall("ReleaseExecute", session))))
+        assertThat(ExtProcClient.upstreamOf(envoy(other).send(ExtProcClient.sparkCall("ReleaseExecute", session))))
                 .isEqualTo(home);
         assertThat(redis.command("GET", PREFIX + ":session:" + session)).isEqualTo("!released:" + homeId);
 
         // Work after a release (the owner, when someone else released its id) revives it in place.
-        assertThat(EnvoyStandIn.upstreamOf(envoy(other).send(EnvoyStandIn.sparkCall("ExecutePlan", session))))
+        assertThat(ExtProcClient.upstreamOf(envoy(other).send(ExtProcClient.sparkCall("ExecutePlan", session))))
                 .isEqualTo(home);
         assertThat(redis.command("GET", PREFIX + ":session:" + session)).isEqualTo(homeId);
     }
@@ -308,10 +308,10 @@ class RouterEndToEndTest {
         awaitFresh(rs, "only");
         String session = UUID.randomUUID().toString();
 
-        ProcessingResponse late = envoy(rs).send(EnvoyStandIn.sparkCall("ReleaseExecute", session));
+        ProcessingResponse late = envoy(rs).send(ExtProcClient.sparkCall("ReleaseExecute", session));
 
-        assertThat(EnvoyStandIn.rejectionCode(late)).isEqualTo(Status.Code.NOT_FOUND.value());
-        assertThat(EnvoyStandIn.rejectionMessage(late)).contains("released or expired");
+        assertThat(ExtProcClient.rejectionCode(late)).isEqualTo(Status.Code.NOT_FOUND.value());
+        assertThat(ExtProcClient.rejectionMessage(late)).contains("released or expired");
         assertThat(redis.command("EXISTS", PREFIX + ":session:" + session)).isEqualTo(":0");
     }
 
@@ -321,53 +321,53 @@ class RouterEndToEndTest {
         instances.publish(replica("only", 19001, s, ReplicaState.READY), Duration.ofMinutes(1)).get();
         RouterServer rs = router();
         awaitFresh(rs, "only");
-        EnvoyStandIn envoy = envoy(rs);
+        ExtProcClient envoy = envoy(rs);
 
         // No header and no body to read the id from (headers end the stream): rejected with how to fix it.
-        var headersOnly = EnvoyStandIn.headersRequest(EnvoyStandIn.sparkCall("ExecutePlan", null)).toBuilder();
+        var headersOnly = ExtProcClient.headersRequest(ExtProcClient.sparkCall("ExecutePlan", null)).toBuilder();
         headersOnly.getRequestHeadersBuilder().setEndOfStream(true);
         ProcessingResponse missing = envoy.exchange(List.of(headersOnly.build())).get(0);
-        assertThat(EnvoyStandIn.rejectionCode(missing)).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
-        assertThat(EnvoyStandIn.rejectionMessage(missing)).contains(RouteHeaders.SESSION_ID, "sc://", "session_id=");
+        assertThat(ExtProcClient.rejectionCode(missing)).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
+        assertThat(ExtProcClient.rejectionMessage(missing)).contains(RouteHeaders.SESSION_ID, "sc://", "session_id=");
 
         // No header but a body to come: the router asks Envoy for the body (the id is read from it).
-        ProcessingResponse askBody = envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", null));
+        ProcessingResponse askBody = envoy.send(ExtProcClient.sparkCall("ExecutePlan", null));
         assertThat(askBody.hasImmediateResponse()).isFalse();
-        assertThat(EnvoyStandIn.upstreamOf(askBody)).isNull();
+        assertThat(ExtProcClient.upstreamOf(askBody)).isNull();
         assertThat(askBody.getModeOverride().getRequestBodyMode().name()).isEqualTo("BUFFERED_PARTIAL");
 
-        ProcessingResponse malformed = envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", "not-a-uuid\r\nx: y"));
-        assertThat(EnvoyStandIn.rejectionCode(malformed)).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
-        assertThat(EnvoyStandIn.rejectionMessage(malformed)).contains("is not a UUID").doesNotContain("\r");
+        ProcessingResponse malformed = envoy.send(ExtProcClient.sparkCall("ExecutePlan", "not-a-uuid\r\nx: y"));
+        assertThat(ExtProcClient.rejectionCode(malformed)).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
+        assertThat(ExtProcClient.rejectionMessage(malformed)).contains("is not a UUID").doesNotContain("\r");
 
-        ProcessingResponse huge = envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", "a".repeat(10_000)));
-        assertThat(EnvoyStandIn.rejectionCode(huge)).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
-        assertThat(EnvoyStandIn.rejectionMessage(huge)).contains("too long");
+        ProcessingResponse huge = envoy.send(ExtProcClient.sparkCall("ExecutePlan", "a".repeat(10_000)));
+        assertThat(ExtProcClient.rejectionCode(huge)).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
+        assertThat(ExtProcClient.rejectionMessage(huge)).contains("too long");
 
-        List<String[]> twice = EnvoyStandIn.sparkCall("ExecutePlan", UUID.randomUUID().toString());
+        List<String[]> twice = ExtProcClient.sparkCall("ExecutePlan", UUID.randomUUID().toString());
         twice.add(new String[] {RouteHeaders.SESSION_ID, UUID.randomUUID().toString()});
-        assertThat(EnvoyStandIn.rejectionCode(envoy.send(twice))).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
+        assertThat(ExtProcClient.rejectionCode(envoy.send(twice))).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
 
-        List<String[]> notSpark = EnvoyStandIn.sparkCall("ExecutePlan", UUID.randomUUID().toString());
+        List<String[]> notSpark = ExtProcClient.sparkCall("ExecutePlan", UUID.randomUUID().toString());
         notSpark.set(3, new String[] {":path", "/grpc.health.v1.Health/Check"});
         ProcessingResponse wrongPath = envoy.send(notSpark);
-        assertThat(EnvoyStandIn.rejectionCode(wrongPath)).isEqualTo(Status.Code.UNIMPLEMENTED.value());
-        assertThat(EnvoyStandIn.rejectionMessage(wrongPath)).contains("/spark.connect.SparkConnectService/");
+        assertThat(ExtProcClient.rejectionCode(wrongPath)).isEqualTo(Status.Code.UNIMPLEMENTED.value());
+        assertThat(ExtProcClient.rejectionMessage(wrongPath)).contains("/spark.connect.SparkConnectService/");
 
         // A client naming its own upstream: the answer overwrites it with the pool's address.
-        List<String[]> forged = EnvoyStandIn.sparkCall("ExecutePlan", UUID.randomUUID().toString());
+        List<String[]> forged = ExtProcClient.sparkCall("ExecutePlan", UUID.randomUUID().toString());
         forged.add(new String[] {RouteHeaders.UPSTREAM, "169.254.169.254:80"});
         ProcessingResponse r = envoy.send(forged);
-        assertThat(EnvoyStandIn.upstreamOf(r)).isEqualTo("127.0.0.1:19001");
+        assertThat(ExtProcClient.upstreamOf(r)).isEqualTo("127.0.0.1:19001");
         assertThat(r.getRequestHeaders().getResponse().getHeaderMutation().getSetHeaders(0).getAppendAction().name())
                 .isEqualTo("OVERWRITE_IF_EXISTS_OR_ADD");
 
         // Only warming and draining replicas: no new session can be placed.
         instances.publish(replica("only", 19001, s, ReplicaState.DRAINING), Duration.ofMinutes(1)).get();
         Await.until("draining seen", () -> rs.pool().snapshot().ready().isEmpty());
-        ProcessingResponse none = envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", UUID.randomUUID().toString()));
-        assertThat(EnvoyStandIn.rejectionCode(none)).isEqualTo(Status.Code.UNAVAILABLE.value());
-        assertThat(EnvoyStandIn.rejectionMessage(none)).contains("no Spark Connect replica can take a new session");
+        ProcessingResponse none = envoy.send(ExtProcClient.sparkCall("ExecutePlan", UUID.randomUUID().toString()));
+        assertThat(ExtProcClient.rejectionCode(none)).isEqualTo(Status.Code.UNAVAILABLE.value());
+        assertThat(ExtProcClient.rejectionMessage(none)).contains("no Spark Connect replica can take a new session");
     }
 
     @Test
@@ -378,17 +378,17 @@ class RouterEndToEndTest {
         instances.publish(replica("busy", 20002, busy, ReplicaState.READY), Duration.ofMinutes(1)).get();
         RouterServer rs = router();
         awaitFresh(rs, "idle", "busy");
-        EnvoyStandIn envoy = envoy(rs);
+        ExtProcClient envoy = envoy(rs);
         String session = UUID.randomUUID().toString();
-        assertThat(EnvoyStandIn.upstreamOf(envoy.send(EnvoyStandIn.sparkCall("Config", session))))
+        assertThat(ExtProcClient.upstreamOf(envoy.send(ExtProcClient.sparkCall("Config", session))))
                 .isEqualTo("127.0.0.1:20001");
 
         instances.publish(replica("idle", 20001, idle, ReplicaState.DRAINING), Duration.ofMinutes(1)).get();
         Await.until("draining seen", () -> rs.pool().snapshot().get("idle").state() == ReplicaState.DRAINING);
-        assertThat(EnvoyStandIn.upstreamOf(envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", session))))
+        assertThat(ExtProcClient.upstreamOf(envoy.send(ExtProcClient.sparkCall("ExecutePlan", session))))
                 .isEqualTo("127.0.0.1:20001");
         for (int i = 0; i < 10; i++) {
-            assertThat(EnvoyStandIn.upstreamOf(envoy.send(EnvoyStandIn.sparkCall("Config",
+            assertThat(ExtProcClient.upstreamOf(envoy.send(ExtProcClient.sparkCall("Config",
                     UUID.randomUUID().toString())))).isEqualTo("127.0.0.1:20002");
         }
     }
@@ -398,14 +398,14 @@ class RouterEndToEndTest {
         SparkRestStandIn s = rest(0, 0, 2);
         instances.publish(replica("only", 21001, s, ReplicaState.READY), Duration.ofMinutes(1)).get();
         RouterServer rs = router();
-        EnvoyStandIn envoy = envoy(rs);
+        ExtProcClient envoy = envoy(rs);
         String session = UUID.randomUUID().toString();
-        var request = EnvoyStandIn.headersRequest(EnvoyStandIn.sparkCall("Config", null)).toBuilder();
+        var request = ExtProcClient.headersRequest(ExtProcClient.sparkCall("Config", null)).toBuilder();
         request.getRequestHeadersBuilder().getHeadersBuilder().addHeaders(
                 io.envoyproxy.envoy.config.core.v3.HeaderValue.newBuilder().setKey(RouteHeaders.SESSION_ID)
                         .setValue(session));
         ProcessingResponse r = envoy.exchange(List.of(request.build())).get(0);
-        assertThat(EnvoyStandIn.upstreamOf(r)).isEqualTo("127.0.0.1:21001");
+        assertThat(ExtProcClient.upstreamOf(r)).isEqualTo("127.0.0.1:21001");
         assertThat(admin.getBucket(PREFIX + ":session:" + session, StringCodec.INSTANCE).get()).isEqualTo("only");
     }
 }

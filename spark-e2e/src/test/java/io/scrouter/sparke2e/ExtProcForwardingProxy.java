@@ -26,7 +26,7 @@ import io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.StreamObserver;
 import io.scrouter.extproc.envoy.RouteHeaders;
-import io.scrouter.extproc.testing.RawBytes;
+import io.scrouter.testkit.grpc.RawBytes;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;

@@ -7,7 +7,7 @@ import io.scrouter.extproc.pool.RedisInstanceStore;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.extproc.redis.RedisKeys;
-import io.scrouter.extproc.testing.RedisProcess;
+import io.scrouter.testkit.redis.RedisProcess;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.connect.SparkSession;
 import org.junit.jupiter.api.AfterAll;

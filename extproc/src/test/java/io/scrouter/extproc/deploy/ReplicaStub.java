@@ -6,7 +6,7 @@ import io.grpc.Server;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.ServerCalls;
-import io.scrouter.extproc.testing.RawBytes;
+import io.scrouter.testkit.grpc.RawBytes;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;

@@ -21,7 +21,7 @@ import io.scrouter.extproc.routing.SessionCounts;
 import io.scrouter.extproc.routing.SessionRouter;
 import io.scrouter.extproc.routing.StoreHealth;
 import io.scrouter.extproc.session.InMemorySessionStore;
-import io.scrouter.extproc.testing.EnvoyStandIn;
+import io.scrouter.extproc.testing.ExtProcClient;
 import io.scrouter.scorer.load.LoadBoard;
 import io.scrouter.scorer.policy.Placer;
 import io.scrouter.scorer.policy.SeedPolicy;
@@ -49,7 +49,7 @@ class BodyModeStreamTest {
 
     private Server server;
     private ManagedChannel channel;
-    private EnvoyStandIn envoy;
+    private ExtProcClient envoy;
     private final List<Decision> observed = new CopyOnWriteArrayList<>();
 
     @BeforeEach
@@ -69,7 +69,7 @@ class BodyModeStreamTest {
                 .addService(new ExtProcService(router::decide, (d, nanos, forged) -> observed.add(d), new StreamLimits(150, 1 << 20)))
                 .build().start();
         channel = InProcessChannelBuilder.forName(name).directExecutor().build();
-        envoy = new EnvoyStandIn(channel);
+        envoy = new ExtProcClient(channel);
     }
 
     @AfterEach
@@ -79,7 +79,7 @@ class BodyModeStreamTest {
     }
 
     private static ProcessingRequest headersWithoutSession(String method) {
-        return EnvoyStandIn.headersRequest(EnvoyStandIn.sparkCall(method, null));
+        return ExtProcClient.headersRequest(ExtProcClient.sparkCall(method, null));
     }
 
     private static String upstreamOnBody(ProcessingResponse r) {
@@ -116,16 +116,16 @@ class BodyModeStreamTest {
                     SparkRequestBodies.body(SparkRequestBodies.framed(session, 30), true)));
             assertThat(upstreamOnBody(again.get(1))).as(method).isEqualTo(replica);
         }
-        assertThat(EnvoyStandIn.upstreamOf(envoy.send(EnvoyStandIn.sparkCall("Config", session))))
+        assertThat(ExtProcClient.upstreamOf(envoy.send(ExtProcClient.sparkCall("Config", session))))
                 .isEqualTo(replica);
         assertThat(observed).hasSize(6).allSatisfy(d -> assertThat(d).isInstanceOf(Decision.Route.class));
     }
 
     @Test
     void requestWithTheHeaderNeverAsksForTheBody() throws Exception {
-        ProcessingResponse r = envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", UUID.randomUUID().toString()));
+        ProcessingResponse r = envoy.send(ExtProcClient.sparkCall("ExecutePlan", UUID.randomUUID().toString()));
         assertThat(r.hasModeOverride()).isFalse();
-        assertThat(EnvoyStandIn.upstreamOf(r)).isNotNull();
+        assertThat(ExtProcClient.upstreamOf(r)).isNotNull();
     }
 
     @Test
@@ -184,8 +184,8 @@ class BodyModeStreamTest {
                 SparkRequestBodies.body(tooLarge, false)));
 
         assertThat(answers).hasSize(2);
-        assertThat(EnvoyStandIn.rejectionCode(answers.get(1))).isEqualTo(Status.Code.RESOURCE_EXHAUSTED.value());
-        assertThat(EnvoyStandIn.rejectionMessage(answers.get(1))).contains("x-spark-session-id")
+        assertThat(ExtProcClient.rejectionCode(answers.get(1))).isEqualTo(Status.Code.RESOURCE_EXHAUSTED.value());
+        assertThat(ExtProcClient.rejectionMessage(answers.get(1))).contains("x-spark-session-id")
                 .contains("initial_stream_window_size");
     }
 
@@ -201,24 +201,24 @@ class BodyModeStreamTest {
         byte[] body = SparkRequestBodies.framed(UUID.randomUUID().toString(), 20);
         body[0] = 1;
         ProcessingResponse r = rejectionFor(body);
-        assertThat(EnvoyStandIn.rejectionCode(r)).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
-        assertThat(EnvoyStandIn.rejectionMessage(r)).contains("compressed", "x-spark-session-id=<uuid>");
+        assertThat(ExtProcClient.rejectionCode(r)).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
+        assertThat(ExtProcClient.rejectionMessage(r)).contains("compressed", "x-spark-session-id=<uuid>");
         assertThat(r.getImmediateResponse().getDetails()).isEqualTo("scrouter_compressed_body");
     }
 
     @Test
     void bodyWithoutUsableSessionIdIsRejectedClearly() throws Exception {
         ProcessingResponse noField = rejectionFor(SparkRequestBodies.frame(0, new byte[] {0x12, 1, 'x'}));
-        assertThat(EnvoyStandIn.rejectionCode(noField)).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
-        assertThat(EnvoyStandIn.rejectionMessage(noField)).contains("does not start with session_id");
+        assertThat(ExtProcClient.rejectionCode(noField)).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
+        assertThat(ExtProcClient.rejectionMessage(noField)).contains("does not start with session_id");
 
         ProcessingResponse notUuid = rejectionFor(SparkRequestBodies.framed("not-a-uuid", 3));
-        assertThat(EnvoyStandIn.rejectionCode(notUuid)).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
-        assertThat(EnvoyStandIn.rejectionMessage(notUuid)).contains("not a UUID");
+        assertThat(ExtProcClient.rejectionCode(notUuid)).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
+        assertThat(ExtProcClient.rejectionMessage(notUuid)).contains("not a UUID");
 
         ProcessingResponse empty = rejectionFor(new byte[0]);
-        assertThat(EnvoyStandIn.rejectionCode(empty)).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
-        assertThat(EnvoyStandIn.rejectionMessage(empty)).contains("no body");
+        assertThat(ExtProcClient.rejectionCode(empty)).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
+        assertThat(ExtProcClient.rejectionMessage(empty)).contains("no body");
     }
 
     @Test
@@ -229,27 +229,27 @@ class BodyModeStreamTest {
                 .build();
         ProcessingResponse r = envoy.exchange(List.of(headersOnly)).get(0);
         assertThat(r.hasModeOverride()).isFalse();
-        assertThat(EnvoyStandIn.rejectionCode(r)).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
+        assertThat(ExtProcClient.rejectionCode(r)).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
         assertThat(r.getImmediateResponse().getDetails()).isEqualTo("scrouter_missing_session_id");
     }
 
     @Test
     void nonSparkPathWithoutHeaderIsRejectedWithoutAskingForTheBody() throws Exception {
-        List<String[]> headers = new ArrayList<>(EnvoyStandIn.sparkCall("Config", null));
+        List<String[]> headers = new ArrayList<>(ExtProcClient.sparkCall("Config", null));
         headers.removeIf(h -> h[0].equals(":path"));
         headers.add(new String[] {":path", "/grpc.health.v1.Health/Check"});
         ProcessingResponse r = envoy.send(headers);
         assertThat(r.hasModeOverride()).isFalse();
-        assertThat(EnvoyStandIn.rejectionCode(r)).isEqualTo(Status.Code.UNIMPLEMENTED.value());
+        assertThat(ExtProcClient.rejectionCode(r)).isEqualTo(Status.Code.UNIMPLEMENTED.value());
     }
 
     @Test
     void repeatedHeaderIsStillRejectedFromTheHeaders() throws Exception {
-        List<String[]> headers = new ArrayList<>(EnvoyStandIn.sparkCall("Config", UUID.randomUUID().toString()));
+        List<String[]> headers = new ArrayList<>(ExtProcClient.sparkCall("Config", UUID.randomUUID().toString()));
         headers.add(new String[] {RouteHeaders.SESSION_ID, UUID.randomUUID().toString()});
         ProcessingResponse r = envoy.send(headers);
         assertThat(r.hasModeOverride()).isFalse();
-        assertThat(EnvoyStandIn.rejectionCode(r)).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
+        assertThat(ExtProcClient.rejectionCode(r)).isEqualTo(Status.Code.INVALID_ARGUMENT.value());
     }
 
     @Test

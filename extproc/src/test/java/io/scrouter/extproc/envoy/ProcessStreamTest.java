@@ -24,7 +24,7 @@ import io.scrouter.extproc.routing.StoreHealth;
 import io.scrouter.extproc.session.Binding;
 import io.scrouter.extproc.session.InMemorySessionStore;
 import io.scrouter.extproc.session.SessionStore;
-import io.scrouter.extproc.testing.EnvoyStandIn;
+import io.scrouter.extproc.testing.ExtProcClient;
 import io.scrouter.scorer.load.LoadBoard;
 import io.scrouter.scorer.policy.Placer;
 import io.scrouter.scorer.policy.SeedPolicy;
@@ -103,7 +103,7 @@ class ProcessStreamTest {
         }
     }
 
-    private EnvoyStandIn serve(SessionStore store, long storeTimeoutMillis, long deadlineMillis) throws Exception {
+    private ExtProcClient serve(SessionStore store, long storeTimeoutMillis, long deadlineMillis) throws Exception {
         ServerPool pool = new ServerPool();
         pool.replace(List.of(new Replica("a", "127.0.0.1:15002", null, ReplicaState.READY)));
         PoolRefresher refresher = new PoolRefresher(new StaticInstanceStore(List.copyOf(pool.snapshot().all())), pool,
@@ -116,7 +116,7 @@ class ProcessStreamTest {
                 .addService(new ExtProcService(router::decide, (d, nanos, forged) -> observed.add(d), new StreamLimits(deadlineMillis, 1 << 20)))
                 .build().start();
         channel = InProcessChannelBuilder.forName(name).directExecutor().build();
-        return new EnvoyStandIn(channel);
+        return new ExtProcClient(channel);
     }
 
     private static InMemorySessionStore memoryStore() {
@@ -126,23 +126,23 @@ class ProcessStreamTest {
     @Test
     void decisionPastItsDeadlineIsAnsweredUnavailableNotLeftHanging() throws Exception {
         // The store call's own timeout is longer than the decision deadline: the deadline must fire first.
-        EnvoyStandIn envoy = serve(new HangingStore(), 60_000, 100);
-        ProcessingResponse r = envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", UUID.randomUUID().toString()));
-        assertThat(EnvoyStandIn.rejectionCode(r)).isEqualTo(Status.Code.UNAVAILABLE.value());
-        assertThat(EnvoyStandIn.rejectionMessage(r)).contains("could not decide within 100 ms", "retry");
+        ExtProcClient envoy = serve(new HangingStore(), 60_000, 100);
+        ProcessingResponse r = envoy.send(ExtProcClient.sparkCall("ExecutePlan", UUID.randomUUID().toString()));
+        assertThat(ExtProcClient.rejectionCode(r)).isEqualTo(Status.Code.UNAVAILABLE.value());
+        assertThat(ExtProcClient.rejectionMessage(r)).contains("could not decide within 100 ms", "retry");
         assertThat(observed).singleElement().isInstanceOf(Decision.Reject.class);
     }
 
     @Test
     void hungStoreIsFirstABlipToRetryThenADownStoreWithRendezvousFallback() throws Exception {
-        EnvoyStandIn envoy = serve(new HangingStore(), 30, 1000);
+        ExtProcClient envoy = serve(new HangingStore(), 30, 1000);
         // First: the store may only be slow, and guessing could move an existing session: ask for a retry.
-        ProcessingResponse first = envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", UUID.randomUUID().toString()));
-        assertThat(EnvoyStandIn.rejectionCode(first)).isEqualTo(Status.Code.UNAVAILABLE.value());
-        assertThat(EnvoyStandIn.rejectionMessage(first)).contains("session store did not answer", "retry");
+        ProcessingResponse first = envoy.send(ExtProcClient.sparkCall("ExecutePlan", UUID.randomUUID().toString()));
+        assertThat(ExtProcClient.rejectionCode(first)).isEqualTo(Status.Code.UNAVAILABLE.value());
+        assertThat(ExtProcClient.rejectionMessage(first)).contains("session store did not answer", "retry");
         // Repeated failures open the breaker: the store is down, and new sessions are placed without it.
-        ProcessingResponse later = envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", UUID.randomUUID().toString()));
-        assertThat(EnvoyStandIn.upstreamOf(later)).isEqualTo("127.0.0.1:15002");
+        ProcessingResponse later = envoy.send(ExtProcClient.sparkCall("ExecutePlan", UUID.randomUUID().toString()));
+        assertThat(ExtProcClient.upstreamOf(later)).isEqualTo("127.0.0.1:15002");
         assertThat(observed).hasSize(2);
         assertThat(observed.get(1)).isInstanceOfSatisfying(Decision.Route.class,
                 route -> assertThat(route.outcome()).isEqualTo(Decision.Outcome.FALLBACK));
@@ -150,7 +150,7 @@ class ProcessStreamTest {
 
     @Test
     void phasesNeverRequestedArePassedThroughSoEnvoyIsNotStalled() throws Exception {
-        EnvoyStandIn envoy = serve(memoryStore(), 50, 150);
+        ExtProcClient envoy = serve(memoryStore(), 50, 150);
         ProcessingRequest responseHeaders = ProcessingRequest.newBuilder()
                 .setResponseHeaders(HttpHeaders.getDefaultInstance()).build();
         ProcessingRequest requestTrailers = ProcessingRequest.newBuilder()
@@ -165,10 +165,10 @@ class ProcessStreamTest {
 
     @Test
     void secondRequestOfASessionIsAnsweredFromTheNearCache() throws Exception {
-        EnvoyStandIn envoy = serve(memoryStore(), 50, 150);
+        ExtProcClient envoy = serve(memoryStore(), 50, 150);
         String session = UUID.randomUUID().toString();
-        envoy.send(EnvoyStandIn.sparkCall("Config", session));
-        envoy.send(EnvoyStandIn.sparkCall("Config", session));
+        envoy.send(ExtProcClient.sparkCall("Config", session));
+        envoy.send(ExtProcClient.sparkCall("Config", session));
         assertThat(observed).hasSize(2);
         // No metrics URL on the replica: placement is on session counts, and says so.
         assertThat(((Decision.Route) observed.get(0)).outcome()).isEqualTo(Decision.Outcome.PLACED_DEGRADED);

@@ -8,7 +8,7 @@ import io.scrouter.extproc.RouterServer;
 import io.scrouter.extproc.config.ConfigLoader;
 import io.scrouter.extproc.envoy.RouteHeaders;
 import io.scrouter.extproc.testing.Await;
-import io.scrouter.extproc.testing.EnvoyStandIn;
+import io.scrouter.extproc.testing.ExtProcClient;
 import io.scrouter.extproc.testing.SparkRestStandIn;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -90,19 +90,19 @@ class MetricsAndAdminTest {
 
     @Test
     void metricsCountDecisionsByOutcomeAndShowEachReplicasScoreInputs() throws Exception {
-        EnvoyStandIn envoy = new EnvoyStandIn(channel);
+        ExtProcClient envoy = new ExtProcClient(channel);
         List<String> sessions = List.of(UUID.randomUUID().toString(), UUID.randomUUID().toString(),
                 UUID.randomUUID().toString());
         for (String s : sessions) {
-            assertThat(EnvoyStandIn.upstreamOf(envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", s))))
+            assertThat(ExtProcClient.upstreamOf(envoy.send(ExtProcClient.sparkCall("ExecutePlan", s))))
                     .isEqualTo("127.0.0.1:23002");
         }
         for (int i = 0; i < 5; i++) {
-            envoy.send(EnvoyStandIn.sparkCall("AnalyzePlan", sessions.get(0)));
+            envoy.send(ExtProcClient.sparkCall("AnalyzePlan", sessions.get(0)));
         }
         // No header and no body to read the id from: rejected as missing.
-        envoy.sendEndOfStream(EnvoyStandIn.sparkCall("ExecutePlan", null));
-        List<String[]> forged = EnvoyStandIn.sparkCall("Config", sessions.get(1));
+        envoy.sendEndOfStream(ExtProcClient.sparkCall("ExecutePlan", null));
+        List<String[]> forged = ExtProcClient.sparkCall("Config", sessions.get(1));
         forged.add(new String[] {RouteHeaders.UPSTREAM, "10.1.1.1:80"});
         envoy.send(forged);
 
@@ -151,9 +151,9 @@ class MetricsAndAdminTest {
 
     @Test
     void adminViewShowsThePoolOneSessionsPlacementAndReadiness() throws Exception {
-        EnvoyStandIn envoy = new EnvoyStandIn(channel);
+        ExtProcClient envoy = new ExtProcClient(channel);
         String session = UUID.randomUUID().toString();
-        envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", session));
+        envoy.send(ExtProcClient.sparkCall("ExecutePlan", session));
         String base = "http://127.0.0.1:" + rs.adminPort();
 
         JsonNode pool = new ObjectMapper().readTree(get(base + "/api/pool").body());

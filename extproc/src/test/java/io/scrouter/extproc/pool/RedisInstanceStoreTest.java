@@ -2,7 +2,7 @@ package io.scrouter.extproc.pool;
 
 import io.scrouter.extproc.redis.RedisKeys;
 import io.scrouter.extproc.testing.Await;
-import io.scrouter.extproc.testing.RedisProcess;
+import io.scrouter.testkit.redis.RedisProcess;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;

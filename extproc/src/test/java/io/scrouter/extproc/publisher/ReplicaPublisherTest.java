@@ -12,8 +12,8 @@ import io.scrouter.extproc.pool.RedisInstanceStore;
 import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.extproc.redis.RedisKeys;
 import io.scrouter.extproc.testing.Await;
-import io.scrouter.extproc.testing.EnvoyStandIn;
-import io.scrouter.extproc.testing.RedisProcess;
+import io.scrouter.extproc.testing.ExtProcClient;
+import io.scrouter.testkit.redis.RedisProcess;
 import io.scrouter.extproc.testing.SparkRestStandIn;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -89,7 +89,7 @@ class ReplicaPublisherTest {
         int grpcPort = startReplicaGrpc();
         String grpc = "127.0.0.1:" + grpcPort;
         RedisInstanceStore store = new RedisInstanceStore(client, new RedisKeys("pub"));
-        EnvoyStandIn envoy = new EnvoyStandIn(channel);
+        ExtProcClient envoy = new ExtProcClient(channel);
         try (SparkReadiness readiness = new SparkReadiness(grpc, rest.url(), Duration.ofSeconds(1))) {
             ReplicaPublisher publisher = new ReplicaPublisher(store, "spark-0", grpc, rest.url(),
                     Duration.ofSeconds(1), readiness);
@@ -98,30 +98,30 @@ class ReplicaPublisherTest {
             rest.failing(true);
             assertThat(publisher.tick().get(5, TimeUnit.SECONDS)).isEqualTo(ReplicaState.WARMING);
             Await.until("router sees warming", () -> routerSees("spark-0") == ReplicaState.WARMING);
-            var refused = envoy.send(EnvoyStandIn.sparkCall("Config", UUID.randomUUID().toString()));
-            assertThat(EnvoyStandIn.rejectionCode(refused)).isEqualTo(Status.Code.UNAVAILABLE.value());
+            var refused = envoy.send(ExtProcClient.sparkCall("Config", UUID.randomUUID().toString()));
+            assertThat(ExtProcClient.rejectionCode(refused)).isEqualTo(Status.Code.UNAVAILABLE.value());
 
             // Both gRPC and REST answer: ready, and new sessions go there.
             rest.failing(false);
             assertThat(publisher.tick().get(5, TimeUnit.SECONDS)).isEqualTo(ReplicaState.READY);
             Await.until("router sees ready", () -> routerSees("spark-0") == ReplicaState.READY);
             String session = UUID.randomUUID().toString();
-            assertThat(EnvoyStandIn.upstreamOf(envoy.send(EnvoyStandIn.sparkCall("Config", session))))
+            assertThat(ExtProcClient.upstreamOf(envoy.send(ExtProcClient.sparkCall("Config", session))))
                     .isEqualTo(grpc);
 
             // SIGTERM: draining keeps the session, refuses new ones.
             publisher.drain();
             assertThat(publisher.tick().get(5, TimeUnit.SECONDS)).isEqualTo(ReplicaState.DRAINING);
             Await.until("router sees draining", () -> routerSees("spark-0") == ReplicaState.DRAINING);
-            assertThat(EnvoyStandIn.upstreamOf(envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", session))))
+            assertThat(ExtProcClient.upstreamOf(envoy.send(ExtProcClient.sparkCall("ExecutePlan", session))))
                     .isEqualTo(grpc);
-            var noNew = envoy.send(EnvoyStandIn.sparkCall("Config", UUID.randomUUID().toString()));
-            assertThat(EnvoyStandIn.rejectionCode(noNew)).isEqualTo(Status.Code.UNAVAILABLE.value());
+            var noNew = envoy.send(ExtProcClient.sparkCall("Config", UUID.randomUUID().toString()));
+            assertThat(ExtProcClient.rejectionCode(noNew)).isEqualTo(Status.Code.UNAVAILABLE.value());
 
             // Renewals stop (the publisher exited or the pod died): the entry expires and the replica is gone.
             Await.until("router drops the expired replica", () -> routerSees("spark-0") == null);
-            var lost = envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", session));
-            assertThat(EnvoyStandIn.rejectionCode(lost)).isEqualTo(Status.Code.FAILED_PRECONDITION.value());
+            var lost = envoy.send(ExtProcClient.sparkCall("ExecutePlan", session));
+            assertThat(ExtProcClient.rejectionCode(lost)).isEqualTo(Status.Code.FAILED_PRECONDITION.value());
         }
     }
 

@@ -98,7 +98,7 @@ class RedisOutageUnderLoadTest {
                 var envoyA = cluster.envoyFor(a);
                 Await.until("bindings written back after the restart", () -> {
                     try {
-                        envoyA.send(io.scrouter.extproc.testing.EnvoyStandIn.sparkCall("Config", sample));
+                        envoyA.send(io.scrouter.extproc.testing.ExtProcClient.sparkCall("Config", sample));
                         return !cluster.redis().command("GET", LocalCluster.PREFIX + ":session:" + sample)
                                 .equals("$-1");
                     } catch (Exception e) {

@@ -3,7 +3,7 @@ package io.scrouter.extproc.reliability;
 import io.grpc.Status;
 import io.scrouter.extproc.RouterServer;
 import io.scrouter.extproc.testing.Await;
-import io.scrouter.extproc.testing.EnvoyStandIn;
+import io.scrouter.extproc.testing.ExtProcClient;
 import io.scrouter.extproc.testing.LocalCluster;
 import io.scrouter.extproc.testing.TrafficDriver;
 import org.junit.jupiter.api.Test;

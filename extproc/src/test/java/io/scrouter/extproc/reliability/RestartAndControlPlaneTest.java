@@ -3,7 +3,7 @@ package io.scrouter.extproc.reliability;
 import io.scrouter.extproc.RouterServer;
 import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.extproc.testing.Await;
-import io.scrouter.extproc.testing.EnvoyStandIn;
+import io.scrouter.extproc.testing.ExtProcClient;
 import io.scrouter.extproc.testing.LocalCluster;
 import org.junit.jupiter.api.Test;
 
@@ -29,15 +29,15 @@ class RestartAndControlPlaneTest {
             sessions: {idleTtl: 10m, refreshEvery: 1s}
             """;
 
-    private static String route(EnvoyStandIn envoy, String session) throws Exception {
-        return EnvoyStandIn.upstreamOf(envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", session)));
+    private static String route(ExtProcClient envoy, String session) throws Exception {
+        return ExtProcClient.upstreamOf(envoy.send(ExtProcClient.sparkCall("ExecutePlan", session)));
     }
 
     @Test
     void restartedRouterLosesNoPlacementAndServesAtOnce() throws Exception {
         try (LocalCluster cluster = new LocalCluster(3, Duration.ofMinutes(1), ROUTER)) {
             RouterServer first = cluster.startRouter();
-            EnvoyStandIn envoy = cluster.envoyFor(first);
+            ExtProcClient envoy = cluster.envoyFor(first);
             Map<String, String> placed = new HashMap<>();
             for (int i = 0; i < 30; i++) {
                 String s = UUID.randomUUID().toString();
@@ -48,7 +48,7 @@ class RestartAndControlPlaneTest {
             RouterServer restarted = cluster.startRouter();
             // The first pool read happens before the server accepts requests: no waiting for a poll.
             assertThat(restarted.pool().snapshot().size()).isEqualTo(3);
-            EnvoyStandIn again = cluster.envoyFor(restarted);
+            ExtProcClient again = cluster.envoyFor(restarted);
             for (Map.Entry<String, String> e : placed.entrySet()) {
                 assertThat(route(again, e.getKey())).as("session %s", e.getKey()).isEqualTo(e.getValue());
             }
@@ -59,7 +59,7 @@ class RestartAndControlPlaneTest {
     void withThePublisherGoneRoutingContinuesOnTheLastPoolUntilEntriesExpire() throws Exception {
         try (LocalCluster cluster = new LocalCluster(2, Duration.ofSeconds(3), ROUTER)) {
             RouterServer router = cluster.startRouter();
-            EnvoyStandIn envoy = cluster.envoyFor(router);
+            ExtProcClient envoy = cluster.envoyFor(router);
             String pinned = UUID.randomUUID().toString();
             String home = route(envoy, pinned);
 
@@ -90,7 +90,7 @@ class RestartAndControlPlaneTest {
     void drainingAndWarmingTakeEffectWithinOnePollAndExistingSessionsKeepWorking() throws Exception {
         try (LocalCluster cluster = new LocalCluster(3, Duration.ofMinutes(1), ROUTER)) {
             RouterServer router = cluster.startRouter();
-            EnvoyStandIn envoy = cluster.envoyFor(router);
+            ExtProcClient envoy = cluster.envoyFor(router);
             Await.until("fresh samples", () -> cluster.replicas().stream()
                     .allMatch(r -> router.board().isFresh(r.id(), System.currentTimeMillis())));
             Map<String, List<String>> byReplica = new HashMap<>();

@@ -5,8 +5,8 @@ import io.grpc.Status;
 import io.grpc.netty.NettyChannelBuilder;
 import io.scrouter.extproc.RouterServer;
 import io.scrouter.extproc.config.ConfigLoader;
-import io.scrouter.extproc.testing.EnvoyStandIn;
-import io.scrouter.extproc.testing.RedisProcess;
+import io.scrouter.extproc.testing.ExtProcClient;
+import io.scrouter.testkit.redis.RedisProcess;
 import org.junit.jupiter.api.Test;
 
 import java.util.Map;
@@ -32,10 +32,10 @@ class StartWithoutRedisTest {
         try (RouterServer rs = RouterServer.start(ConfigLoader.parse(yaml, Map.of()))) {
             ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", rs.port()).usePlaintext().build();
             try {
-                EnvoyStandIn envoy = new EnvoyStandIn(channel);
-                var answer = envoy.send(EnvoyStandIn.sparkCall("ExecutePlan", UUID.randomUUID().toString()));
+                ExtProcClient envoy = new ExtProcClient(channel);
+                var answer = envoy.send(ExtProcClient.sparkCall("ExecutePlan", UUID.randomUUID().toString()));
                 // No pool could be read yet: a defined, retryable rejection rather than a hang.
-                assertThat(EnvoyStandIn.rejectionCode(answer)).isEqualTo(Status.Code.UNAVAILABLE.value());
+                assertThat(ExtProcClient.rejectionCode(answer)).isEqualTo(Status.Code.UNAVAILABLE.value());
                 assertThat(rs.poolRefresher().lastError()).isNotNull();
             } finally {
                 channel.shutdownNow();

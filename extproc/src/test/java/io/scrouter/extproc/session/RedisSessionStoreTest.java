@@ -3,7 +3,7 @@ package io.scrouter.extproc.session;
 import io.scrouter.extproc.session.SessionTtls;
 import io.scrouter.extproc.redis.RedisKeys;
 import io.scrouter.extproc.testing.Await;
-import io.scrouter.extproc.testing.RedisProcess;
+import io.scrouter.testkit.redis.RedisProcess;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

@@ -1,5 +1,6 @@
 package io.scrouter.extproc.testing;
 
+import io.scrouter.testkit.redis.RedisProcess;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.NettyChannelBuilder;
 import io.scrouter.extproc.RouterServer;
@@ -94,10 +95,10 @@ public final class LocalCluster implements AutoCloseable {
         return rs;
     }
 
-    public EnvoyStandIn envoyFor(RouterServer rs) {
+    public ExtProcClient envoyFor(RouterServer rs) {
         ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", rs.port()).usePlaintext().build();
         channels.add(ch);
-        return new EnvoyStandIn(ch);
+        return new ExtProcClient(ch);
     }
 
     public List<Replica> replicas() {

@@ -25,7 +25,7 @@ public final class TrafficDriver implements AutoCloseable {
                          boolean newSession) {
     }
 
-    private final List<EnvoyStandIn> routers;
+    private final List<ExtProcClient> routers;
     private final List<String> sessions = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final boolean reuseNewSessions;
     /** Sessions that have had a request routed, so a clean-up call may follow. */
@@ -46,7 +46,7 @@ public final class TrafficDriver implements AutoCloseable {
      * @param maxSeconds      hard bound on how long the driver runs
      * @param maxRequests     hard bound on the number of requests
      */
-    public TrafficDriver(List<EnvoyStandIn> routers, int longLived, int threads, int newSessionEvery,
+    public TrafficDriver(List<ExtProcClient> routers, int longLived, int threads, int newSessionEvery,
                          int maxSeconds, long maxRequests) {
         this(routers, longLived, threads, newSessionEvery, maxSeconds, maxRequests, false);
     }
@@ -55,7 +55,7 @@ public final class TrafficDriver implements AutoCloseable {
      * @param reuseNewSessions new sessions join the set that later requests pick from, so they are seen again,
      *                         possibly by another router
      */
-    public TrafficDriver(List<EnvoyStandIn> routers, int longLived, int threads, int newSessionEvery,
+    public TrafficDriver(List<ExtProcClient> routers, int longLived, int threads, int newSessionEvery,
                          int maxSeconds, long maxRequests, boolean reuseNewSessions) {
         this.routers = routers;
         this.reuseNewSessions = reuseNewSessions;
@@ -89,15 +89,15 @@ public final class TrafficDriver implements AutoCloseable {
             String method = routed.contains(session) ? methods[random.nextInt(methods.length)] : "ExecutePlan";
             long start = System.nanoTime();
             try {
-                ProcessingResponse r = routers.get(router).send(EnvoyStandIn.sparkCall(method, session));
-                if (EnvoyStandIn.upstreamOf(r) != null) {
+                ProcessingResponse r = routers.get(router).send(ExtProcClient.sparkCall(method, session));
+                if (ExtProcClient.upstreamOf(r) != null) {
                     routed.add(session);
                 }
                 long took = System.nanoTime() - start;
-                results.add(new Result(start, session, router, EnvoyStandIn.upstreamOf(r),
-                        EnvoyStandIn.rejectionCode(r), took, fresh));
+                results.add(new Result(start, session, router, ExtProcClient.upstreamOf(r),
+                        ExtProcClient.rejectionCode(r), took, fresh));
                 count.incrementAndGet();
-                if (fresh && reuseNewSessions && EnvoyStandIn.upstreamOf(r) != null) {
+                if (fresh && reuseNewSessions && ExtProcClient.upstreamOf(r) != null) {
                     sessions.add(session);
                 }
             } catch (Exception e) {

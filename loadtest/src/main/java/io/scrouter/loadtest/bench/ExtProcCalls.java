@@ -5,7 +5,7 @@ import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
 import io.grpc.Channel;
 import io.grpc.stub.StreamObserver;
-import io.scrouter.extproc.testing.EnvoyStandIn;
+import io.scrouter.extproc.testing.ExtProcClient;
 
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -30,7 +30,7 @@ public final class ExtProcCalls {
 
     /** Sends the headers of Spark Connect call {@code rpc} for {@code session} on a new stream. */
     public void send(String rpc, String session, Answer answer) {
-        ProcessingRequest request = EnvoyStandIn.headersRequest(EnvoyStandIn.sparkCall(rpc, session));
+        ProcessingRequest request = ExtProcClient.headersRequest(ExtProcClient.sparkCall(rpc, session));
         AtomicBoolean told = new AtomicBoolean();
         AtomicReference<StreamObserver<ProcessingRequest>> out = new AtomicReference<>();
         out.set(stub.process(new StreamObserver<>() {

@@ -10,7 +10,7 @@ import io.scrouter.extproc.pool.RedisInstanceStore;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.extproc.redis.RedisKeys;
-import io.scrouter.extproc.testing.RedisProcess;
+import io.scrouter.testkit.redis.RedisProcess;
 import io.scrouter.extproc.testing.SparkRestStandIn;
 import io.scrouter.loadtest.Args;
 import org.redisson.Redisson;

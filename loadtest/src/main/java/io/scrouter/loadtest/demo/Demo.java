@@ -5,7 +5,7 @@ import io.grpc.ManagedChannel;
 import io.grpc.netty.NettyChannelBuilder;
 import io.scrouter.extproc.RouterServer;
 import io.scrouter.extproc.config.ConfigLoader;
-import io.scrouter.extproc.testing.EnvoyStandIn;
+import io.scrouter.extproc.testing.ExtProcClient;
 import io.scrouter.loadtest.Args;
 import io.scrouter.loadtest.replay.LiveReplica;
 import io.scrouter.loadtest.replay.ReplicaLayout;
@@ -55,7 +55,7 @@ public final class Demo {
         ExecutorService requests = Executors.newFixedThreadPool(4);
         try (RouterServer router = RouterServer.start(ConfigLoader.parse(yaml, Map.of()))) {
             ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", router.port()).usePlaintext().build();
-            EnvoyStandIn envoy = new EnvoyStandIn(channel);
+            ExtProcClient envoy = new ExtProcClient(channel);
             Thread.sleep(600); // first probes
             System.out.printf(Locale.ROOT, "scrouter on 127.0.0.1:%d, policy '%s', replicas %s%n", router.port(),
                     router.config().placement().policy(), replicas.ids());
@@ -122,11 +122,11 @@ public final class Demo {
         }
     }
 
-    private static String call(EnvoyStandIn envoy, String rpc, String session) {
+    private static String call(ExtProcClient envoy, String rpc, String session) {
         try {
-            ProcessingResponse r = envoy.send(EnvoyStandIn.sparkCall(rpc, session));
-            String upstream = EnvoyStandIn.upstreamOf(r);
-            return upstream != null ? upstream : "rejected(" + EnvoyStandIn.rejectionCode(r) + ")";
+            ProcessingResponse r = envoy.send(ExtProcClient.sparkCall(rpc, session));
+            String upstream = ExtProcClient.upstreamOf(r);
+            return upstream != null ? upstream : "rejected(" + ExtProcClient.rejectionCode(r) + ")";
         } catch (Exception e) {
             return "error(" + e + ")";
         }

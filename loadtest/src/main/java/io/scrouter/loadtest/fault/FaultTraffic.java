@@ -1,7 +1,7 @@
 package io.scrouter.loadtest.fault;
 
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
-import io.scrouter.extproc.testing.EnvoyStandIn;
+import io.scrouter.extproc.testing.ExtProcClient;
 import io.scrouter.extproc.testing.TrafficDriver.Result;
 
 import java.util.ArrayList;
@@ -30,7 +30,7 @@ final class FaultTraffic implements AutoCloseable {
     private static final String[] METHODS = {"ExecutePlan", "AnalyzePlan", "Config", "ReattachExecute",
             "ReleaseExecute"};
 
-    private final List<EnvoyStandIn> routers;
+    private final List<ExtProcClient> routers;
     private final ConcurrentLinkedQueue<Result> results = new ConcurrentLinkedQueue<>();
     private final Set<String> sessions = ConcurrentHashMap.newKeySet();
     private final AtomicLong sent = new AtomicLong();
@@ -40,7 +40,7 @@ final class FaultTraffic implements AutoCloseable {
     private final long maxRequests;
     private final long startNanos = System.nanoTime();
 
-    FaultTraffic(List<EnvoyStandIn> routers, int threads, int longLivedPerThread, int newEvery, long maxSeconds,
+    FaultTraffic(List<ExtProcClient> routers, int threads, int longLivedPerThread, int newEvery, long maxSeconds,
                  long maxRequests) {
         this.routers = routers;
         this.deadlineNanos = startNanos + TimeUnit.SECONDS.toNanos(maxSeconds);
@@ -67,10 +67,10 @@ final class FaultTraffic implements AutoCloseable {
             int router = random.nextInt(routers.size());
             long start = System.nanoTime();
             try {
-                ProcessingResponse r = routers.get(router).send(EnvoyStandIn.sparkCall(
+                ProcessingResponse r = routers.get(router).send(ExtProcClient.sparkCall(
                         METHODS[random.nextInt(METHODS.length)], session));
-                String upstream = EnvoyStandIn.upstreamOf(r);
-                results.add(new Result(start, session, router, upstream, EnvoyStandIn.rejectionCode(r),
+                String upstream = ExtProcClient.upstreamOf(r);
+                results.add(new Result(start, session, router, upstream, ExtProcClient.rejectionCode(r),
                         System.nanoTime() - start, fresh));
                 if (fresh && upstream != null) {
                     mine.add(session);

@@ -2,8 +2,8 @@ package io.scrouter.loadtest.fault;
 
 import io.scrouter.extproc.RouterServer;
 import io.scrouter.extproc.redis.RedisKeys;
-import io.scrouter.extproc.testing.EnvoyStandIn;
-import io.scrouter.extproc.testing.RedisProcess;
+import io.scrouter.extproc.testing.ExtProcClient;
+import io.scrouter.testkit.redis.RedisProcess;
 import io.scrouter.extproc.testing.TrafficDriver;
 import io.scrouter.extproc.testing.TrafficDriver.Result;
 import io.scrouter.loadtest.Args;
@@ -64,7 +64,7 @@ public final class RedisOutage {
                 Rig.Fleet fleet = rig.startFleet(2, ROUTER_YAML);
                 List<RouterServer> routers = fleet.routers();
                 List<Outcomes> outcomes = fleet.outcomes();
-                List<EnvoyStandIn> envoys = fleet.envoys();
+                List<ExtProcClient> envoys = fleet.envoys();
                 System.out.printf("fault-redis: 8 replicas, 2 routers on redis-server :" + redis.port() + " (timeout 50ms, persistence "
                         + "off), %d traffic loops; %d s steady, Redis hung %d s, %d s, Redis dead %d s then "
                         + "restarted empty, %d s after%n", threads, steady, hang, between, dead, after);

@@ -3,8 +3,8 @@ package io.scrouter.loadtest.fault;
 import io.grpc.Status;
 import io.scrouter.extproc.RouterServer;
 import io.scrouter.extproc.pool.Replica;
-import io.scrouter.extproc.testing.EnvoyStandIn;
-import io.scrouter.extproc.testing.RedisProcess;
+import io.scrouter.extproc.testing.ExtProcClient;
+import io.scrouter.testkit.redis.RedisProcess;
 import io.scrouter.extproc.testing.TrafficDriver.Result;
 import io.scrouter.loadtest.Args;
 import org.redisson.Redisson;
@@ -64,7 +64,7 @@ public final class ReplicaKill {
             String redisYaml = "redis: {address: \"" + redis.address() + "\", timeout: 50ms, keyPrefix: kill}";
             try (Rig rig = new Rig(admin, redisYaml, "kill", replicaCount, REPLICA_TTL)) {
                 List<RouterServer> routers = new ArrayList<>();
-                List<EnvoyStandIn> envoys = new ArrayList<>();
+                List<ExtProcClient> envoys = new ArrayList<>();
                 for (int i = 0; i < routerCount; i++) {
                     RouterServer rs = rig.startRouter(ROUTER_YAML, new Outcomes());
                     routers.add(rs);

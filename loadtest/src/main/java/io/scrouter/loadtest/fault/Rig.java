@@ -10,7 +10,7 @@ import io.scrouter.extproc.pool.RedisInstanceStore;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.extproc.redis.RedisKeys;
-import io.scrouter.extproc.testing.EnvoyStandIn;
+import io.scrouter.extproc.testing.ExtProcClient;
 import io.scrouter.extproc.testing.SparkRestStandIn;
 import org.redisson.api.RedissonClient;
 
@@ -95,14 +95,14 @@ final class Rig implements AutoCloseable {
     }
 
     /** Routers started together, each with its decision log and an Envoy stand-in pointed at it. */
-    record Fleet(List<RouterServer> routers, List<Outcomes> outcomes, List<EnvoyStandIn> envoys) {
+    record Fleet(List<RouterServer> routers, List<Outcomes> outcomes, List<ExtProcClient> envoys) {
     }
 
     /** Starts {@code count} routers and waits (at most 20 s) until every one has fresh samples of every replica. */
     Fleet startFleet(int count, String extraYaml) throws Exception {
         List<RouterServer> started = new java.util.ArrayList<>();
         List<Outcomes> logs = new java.util.ArrayList<>();
-        List<EnvoyStandIn> envoys = new java.util.ArrayList<>();
+        List<ExtProcClient> envoys = new java.util.ArrayList<>();
         for (int i = 0; i < count; i++) {
             Outcomes o = new Outcomes();
             RouterServer rs = startRouter(extraYaml, o);
@@ -117,10 +117,10 @@ final class Rig implements AutoCloseable {
         return new Fleet(List.copyOf(started), List.copyOf(logs), List.copyOf(envoys));
     }
 
-    EnvoyStandIn envoyFor(RouterServer rs) {
+    ExtProcClient envoyFor(RouterServer rs) {
         ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", rs.port()).usePlaintext().build();
         channels.add(ch);
-        return new EnvoyStandIn(ch);
+        return new ExtProcClient(ch);
     }
 
     List<Replica> replicas() {

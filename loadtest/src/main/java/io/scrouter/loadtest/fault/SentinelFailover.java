@@ -3,7 +3,7 @@ package io.scrouter.loadtest.fault;
 import io.scrouter.extproc.RouterServer;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.redis.RedisKeys;
-import io.scrouter.extproc.testing.EnvoyStandIn;
+import io.scrouter.extproc.testing.ExtProcClient;
 import io.scrouter.extproc.testing.TrafficDriver;
 import io.scrouter.extproc.testing.TrafficDriver.Result;
 import io.scrouter.loadtest.Args;
@@ -62,7 +62,7 @@ public final class SentinelFailover {
                 Rig.Fleet fleet = rig.startFleet(2, ROUTER_YAML);
                 List<RouterServer> routers = fleet.routers();
                 List<Outcomes> outcomes = fleet.outcomes();
-                List<EnvoyStandIn> envoys = fleet.envoys();
+                List<ExtProcClient> envoys = fleet.envoys();
                 System.out.printf("sentinel: master :%d, replica :%d, sentinels %s (quorum 2, down-after 1000 ms, "
                                 + "failover-timeout 5000 ms); 2 routers in sentinel mode, 8 replicas, %d traffic loops; "
                                 + "%d s steady, kill -9 the master, %d s after%n", group.master().port(),

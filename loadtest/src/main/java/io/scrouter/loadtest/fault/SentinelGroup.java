@@ -1,6 +1,6 @@
 package io.scrouter.loadtest.fault;
 
-import io.scrouter.extproc.testing.RedisProcess;
+import io.scrouter.testkit.redis.RedisProcess;
 
 import java.io.IOException;
 import java.nio.file.Files;

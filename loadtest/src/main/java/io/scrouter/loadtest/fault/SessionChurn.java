@@ -1,7 +1,7 @@
 package io.scrouter.loadtest.fault;
 
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
-import io.scrouter.extproc.testing.EnvoyStandIn;
+import io.scrouter.extproc.testing.ExtProcClient;
 
 import java.util.Arrays;
 import java.util.UUID;
@@ -50,7 +50,7 @@ final class SessionChurn implements AutoCloseable {
     private static final String[] METHODS = {"ExecutePlan", "AnalyzePlan", "Config", "ReattachExecute",
             "ReleaseExecute"};
 
-    private final EnvoyStandIn envoy;
+    private final ExtProcClient envoy;
     private final ExecutorService workers;
     private final AtomicBoolean stop = new AtomicBoolean();
     private final long deadlineNanos;
@@ -68,7 +68,7 @@ final class SessionChurn implements AutoCloseable {
      *                        session is never used again by another loop)
      * @param newEvery        one request in this many first replaces its session by a new one
      */
-    SessionChurn(EnvoyStandIn envoy, int threads, int activePerThread, int newEvery, long maxSeconds,
+    SessionChurn(ExtProcClient envoy, int threads, int activePerThread, int newEvery, long maxSeconds,
                  long maxRequests) {
         this.envoy = envoy;
         this.deadlineNanos = System.nanoTime() + TimeUnit.SECONDS.toNanos(maxSeconds);
@@ -121,9 +121,9 @@ final class SessionChurn implements AutoCloseable {
         long start = System.nanoTime();
         requests.incrementAndGet();
         try {
-            ProcessingResponse r = envoy.send(EnvoyStandIn.sparkCall(method, session));
+            ProcessingResponse r = envoy.send(ExtProcClient.sparkCall(method, session));
             window.add(System.nanoTime() - start);
-            String upstream = EnvoyStandIn.upstreamOf(r);
+            String upstream = ExtProcClient.upstreamOf(r);
             if (upstream == null) {
                 rejected.incrementAndGet();
             } else {

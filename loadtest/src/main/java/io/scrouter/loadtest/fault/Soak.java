@@ -2,8 +2,8 @@ package io.scrouter.loadtest.fault;
 
 import io.grpc.ManagedChannel;
 import io.grpc.netty.NettyChannelBuilder;
-import io.scrouter.extproc.testing.EnvoyStandIn;
-import io.scrouter.extproc.testing.RedisProcess;
+import io.scrouter.extproc.testing.ExtProcClient;
+import io.scrouter.testkit.redis.RedisProcess;
 import io.scrouter.loadtest.Args;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
@@ -62,7 +62,7 @@ public final class Soak {
                 System.out.println("|---:|---:|---:|---:|---:|---:|---:|");
                 List<HeapTrend.Sample> samples = new ArrayList<>();
                 long start = System.nanoTime();
-                try (SessionChurn churn = new SessionChurn(new EnvoyStandIn(channel), threads, 500, 8,
+                try (SessionChurn churn = new SessionChurn(new ExtProcClient(channel), threads, 500, 8,
                         runMillis / 1000 + 30, 500_000_000L)) {
                     churn.nextWindow();
                     while (true) {

@@ -1,7 +1,7 @@
 package io.scrouter.loadtest.replay;
 
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
-import io.scrouter.extproc.testing.EnvoyStandIn;
+import io.scrouter.extproc.testing.ExtProcClient;
 import io.scrouter.loadtest.bench.ExtProcCalls;
 import io.scrouter.loadtest.bench.Latencies;
 import io.scrouter.loadtest.trace.Replay;
@@ -124,10 +124,10 @@ public final class ServiceReplay {
 
     private LiveReplica routedTo(String session, ProcessingResponse response) {
         if (response.hasImmediateResponse()) {
-            stats.rejected(EnvoyStandIn.rejectionCode(response));
+            stats.rejected(ExtProcClient.rejectionCode(response));
             return null;
         }
-        LiveReplica replica = replicas.at(EnvoyStandIn.upstreamOf(response));
+        LiveReplica replica = replicas.at(ExtProcClient.upstreamOf(response));
         if (replica == null) {
             stats.routedOutsidePool.incrementAndGet();
             return null;

@@ -18,15 +18,16 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Plays Envoy's side of ext_proc, as Envoy does it with {@code request_header_mode: SEND} and everything
- * else skipped: one {@code Process} stream per HTTP request, one {@code request_headers} message with
- * values in {@code raw_value} only (what current Envoy sends), then half-close once answered.
+ * A client of the router's ext_proc service that sends what Envoy sends: one {@code Process} stream per request,
+ * request headers with values in {@code raw_value} only, body messages when asked for. It drives the router's
+ * decisions directly; the data path around it (Envoy's stream lifetime, the route to a replica) is the
+ * Envoy stand-in's job ({@code io.scrouter.testkit.envoy.EnvoyStandIn}).
  */
-public final class EnvoyStandIn {
+public final class ExtProcClient {
 
     private final ExternalProcessorGrpc.ExternalProcessorStub stub;
 
-    public EnvoyStandIn(Channel channel) {
+    public ExtProcClient(Channel channel) {
         this.stub = ExternalProcessorGrpc.newStub(channel);
     }
 

@@ -1,4 +1,4 @@
-package io.scrouter.extproc.testing;
+package io.scrouter.testkit.grpc;
 
 import io.grpc.MethodDescriptor;
 

@@ -1,4 +1,4 @@
-package io.scrouter.extproc.testing;
+package io.scrouter.testkit.redis;
 
 import java.io.IOException;
 import java.io.InputStream;
