@@ -297,7 +297,13 @@ class RouterEndToEndTest {
         // Work after a release (the owner, when someone else released its id) revives it in place.
         assertThat(ExtProcClient.upstreamOf(envoy(other).send(ExtProcClient.sparkCall("ExecutePlan", session))))
                 .isEqualTo(home);
-        assertThat(redis.command("GET", PREFIX + ":session:" + session)).isEqualTo(homeId);
+        Await.until("the binding revived in the store", () -> {
+            try {
+                return redis.command("GET", PREFIX + ":session:" + session).equals(homeId);
+            } catch (Exception e) {
+                return false;
+            }
+        });
     }
 
     @Test

@@ -7,6 +7,8 @@ import io.scrouter.extproc.pool.RedisInstanceStore;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.extproc.redis.RedisKeys;
+import io.scrouter.testkit.envoy.EnvoyStandIn;
+import io.scrouter.testkit.envoy.RecordedCall;
 import io.scrouter.testkit.redis.RedisProcess;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.connect.SparkSession;
@@ -45,9 +47,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The router end to end with real Spark: two real Spark Connect servers (child JVMs, local[2]), the real Spark
- * Connect JVM client, the router ({@link RouterServer} on a real {@code redis-server}) and
- * {@link ExtProcForwardingProxy} in Envoy's place. The two servers are shared by the tests of this class; the
- * test that kills a replica runs last.
+ * Connect JVM client, the router ({@link RouterServer} on a real {@code redis-server}) and the Envoy stand-in
+ * ({@link EnvoyStandIn}, running the shipped {@code envoy/envoy.yaml}) in Envoy's place. The two servers are shared
+ * by the tests of this class; the test that kills a replica runs last.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -67,7 +69,7 @@ class RealSparkRoutingTest {
     private RedissonClient redisAdmin;
     private RedisInstanceStore instances;
     private RouterServer router;
-    private ExtProcForwardingProxy proxy;
+    private EnvoyStandIn proxy;
 
     @BeforeAll
     void startEverything() throws Exception {
@@ -99,7 +101,9 @@ class RealSparkRoutingTest {
                 metrics: {bindAddress: 127.0.0.1, port: 0}
                 """.formatted(redis.address());
         router = RouterServer.start(ConfigLoader.parse(yaml, Map.of()));
-        proxy = new ExtProcForwardingProxy(router.port());
+        proxy = EnvoyStandIn.start(SparkConnectServer.repoFile("envoy/envoy.yaml"),
+                List.of(new java.net.InetSocketAddress("127.0.0.1", router.port())));
+        assertThat(proxy.awaitHealthyExtProc(1, Duration.ofSeconds(30))).isTrue();
         awaitTrue("fresh load samples from both real servers", 20, () -> {
             long now = System.currentTimeMillis();
             return router.board().isFresh(A, now) && router.board().isFresh(B, now);
@@ -137,15 +141,19 @@ class RealSparkRoutingTest {
 
     /** Where the proxy sent the session's calls; every call must have been routed. */
     private Set<String> upstreamsOf(String sessionId) {
-        List<ExtProcForwardingProxy.RoutedCall> calls = proxy.callsOf(sessionId);
+        List<RecordedCall> calls = proxy.callsOf(sessionId);
         assertThat(calls).as("calls of session %s", sessionId).isNotEmpty()
                 .allSatisfy(c -> assertThat(c.status()).as("%s", c).isEqualTo(Status.Code.OK));
-        return calls.stream().map(ExtProcForwardingProxy.RoutedCall::upstream).collect(Collectors.toSet());
+        return calls.stream().map(RecordedCall::upstream).collect(Collectors.toSet());
     }
 
     private String replicaIdAt(String address) {
         return servers.entrySet().stream().filter(e -> e.getValue().grpcAddress().equals(address))
                 .map(Map.Entry::getKey).findFirst().orElseThrow();
+    }
+
+    static List<String> methods(List<RecordedCall> calls) {
+        return calls.stream().map(RecordedCall::method).toList();
     }
 
     /** A new session through the proxy runs one query; returns the replica it landed on. */
@@ -230,11 +238,11 @@ class RealSparkRoutingTest {
         }
         // ReleaseExecute follows a finished result stream asynchronously.
         awaitTrue("ReleaseSession and ReleaseExecute of session " + id, 10, () -> {
-            List<String> methods = ExtProcForwardingProxy.methods(proxy.callsOf(id));
+            List<String> methods = methods(proxy.callsOf(id));
             return methods.contains("ReleaseSession") && methods.contains("ReleaseExecute");
         });
-        List<ExtProcForwardingProxy.RoutedCall> calls = proxy.callsOf(id);
-        assertThat(ExtProcForwardingProxy.methods(calls))
+        List<RecordedCall> calls = proxy.callsOf(id);
+        assertThat(methods(calls))
                 .contains("Config", "ExecutePlan", "AnalyzePlan", "ReleaseExecute", "ReleaseSession");
         assertThat(upstreamsOf(id)).as("every RPC of the session on one replica: %s", calls).hasSize(1);
         if (!withHeader) {
@@ -242,7 +250,7 @@ class RealSparkRoutingTest {
         }
         findings.put((withHeader ? "header" : "body") + " mode: RPCs of one session (all on "
                 + replicaIdAt(upstreamsOf(id).iterator().next()) + ")",
-                ExtProcForwardingProxy.methods(calls).toString());
+                methods(calls).toString());
     }
 
     @Test

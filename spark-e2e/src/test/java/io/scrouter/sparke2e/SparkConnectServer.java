@@ -187,6 +187,18 @@ final class SparkConnectServer implements AutoCloseable {
         }
     }
 
+    /** A file of the repository (this module runs in {@code spark-e2e/}). */
+    static Path repoFile(String relative) {
+        Path dir = Path.of("").toAbsolutePath();
+        while (dir != null && !Files.isDirectory(dir.resolve("envoy"))) {
+            dir = dir.getParent();
+        }
+        if (dir == null) {
+            throw new IllegalStateException("not inside the repository: no envoy/ folder above the working directory");
+        }
+        return dir.resolve(relative);
+    }
+
     static int freePort() throws IOException {
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();

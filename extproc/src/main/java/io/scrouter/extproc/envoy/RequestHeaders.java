@@ -9,8 +9,9 @@ import java.nio.charset.StandardCharsets;
 /**
  * The few request headers a decision needs, read from Envoy's header map in one pass.
  *
- * <p>Envoy sends values in {@code raw_value} (bytes) and recent versions leave {@code value} empty; older
- * ones did the opposite. Bytes are decoded as ISO-8859-1 so that no byte is lost or replaced: validation
+ * <p>Envoy 1.34 sends values in {@code raw_value} only ({@code mutation_utils.cc}, {@code headersToProto}; the
+ * {@code value} path was removed in 1.32); a client of the protocol that fills {@code value} instead is still
+ * read. Bytes are decoded as ISO-8859-1 so that no byte is lost or replaced: validation
  * then rejects anything that is not a clean id.
  *
  * @param path              the {@code :path} pseudo-header, or null

@@ -17,25 +17,28 @@
  *       repeat {@code response_header_mode: SKIP} or Envoy starts sending response headers.</li>
  *   <li>{@code processor_state.cc}, {@code ProcessorState::handleBodyResponse}: a body answer's
  *       {@code header_mutation} is applied in the {@code BufferedBodyCallback} (BUFFERED) and
- *       {@code BufferedPartialBodyCallback} (BUFFERED_PARTIAL) states while the headers are still held; in
- *       {@code StreamedBodyCallback} (STREAMED) only with {@code send_body_without_waiting_for_header_response},
+ *       {@code BufferedPartialBodyCallback} (BUFFERED_PARTIAL) states, and only while the headers are still held
+ *       ({@code processHeaderMutationIfAvailable}); {@code handleStreamedBodyResponse} (STREAMED) never reads it,
  *       and {@code handleHeadersResponse} continues the headers to the router as soon as they are answered in
  *       STREAMED mode, before any body answer. So STREAMED cannot carry the route.</li>
  *   <li>{@code ext_proc.cc}, {@code Filter::onData}: BUFFERED waits for end of stream, so a client-streaming
  *       AddArtifacts upload larger than the buffer limit fails (the proto documents "the downstream system
  *       will receive an error"). BUFFERED_PARTIAL queues chunks and sends them once, "at either end of stream
- *       or when the buffer is full" ({@code queueOverHighLimit}, i.e. the stream's buffer limit, which comes
- *       from the listener's {@code per_connection_buffer_limit_bytes}); after the answer,
- *       {@code partialBodyProcessed} lets every later chunk continue unbuffered. A unary or server-streaming
+ *       or when the buffer is full" ({@code queueOverHighLimit}: more than the request's buffer limit, which for
+ *       an HTTP/2 downstream is the stream's flow-control window, {@code initial_stream_window_size}, 256 MiB
+ *       unless set: {@code http2/codec_impl.cc}); after the answer, {@code partialBodyProcessed} lets every
+ *       later chunk continue unbuffered. The shipped configs set the window to 1 MiB and the router accepts
+ *       that much ({@code server.maxBufferedBodyBytes}). A unary or server-streaming
  *       Spark RPC (one request message, then end of stream) is sent whole; an upload is held to at most one
  *       buffer's worth, then streams. Our answer leaves the body unchanged.</li>
  *   <li>{@code processor_state.cc}, {@code handleHeadersResponse}: if the whole body arrived while the header
  *       answer was pending, Envoy sends it at once as a BUFFERED body ({@code BufferedBodyCallback}), where the
  *       header mutation also applies.</li>
- *   <li>{@code allowed_override_modes_set.h}: when {@code allowed_override_modes} is set, an override must
- *       equal one listed mode on every field except {@code request_header_mode}; the shipped configs list
- *       exactly {@code BODY_MODE}. {@code ProcessingMode}'s proto: in an override, {@code DEFAULT} means
- *       "unchanged" only in newer Envoy, hence every field explicit.</li>
+ *   <li>{@code ext_proc.cc}, {@code Filter::onReceiveMessage} (the comparison is inline): when
+ *       {@code allowed_override_modes} is set, an override must equal one listed mode on every field except
+ *       {@code request_header_mode} (Envoy 1.34; 1.32 and 1.33 compare the whole message); the shipped configs
+ *       list exactly {@code BODY_MODE}, {@code request_header_mode} included, so both comparisons pass. In an
+ *       override, {@code DEFAULT} means "unchanged" only from 1.34, hence every field explicit.</li>
  *   <li>Dynamic metadata on a body answer is honoured like on a header answer
  *       ({@code setDecoderDynamicMetadata} for {@code kRequestBody}).</li>
  *   <li>Timing: {@code message_timeout} (200 ms) runs per message sent to the service; nothing here asks for

@@ -52,6 +52,7 @@ class RealEnvoyEndToEndTest {
     private ReplicaStub r1;
     private ReplicaStub r2;
     private ExtProcProcess extProc;
+    private Path extProcConfig;
     private int extProcPort;
 
     private boolean envoyAvailable;
@@ -70,6 +71,8 @@ class RealEnvoyEndToEndTest {
                 server:
                   bindAddress: 127.0.0.1
                   port: %d
+                  # Envoy's health check (2 s + 0.5 s timeout in the shipped configs) sees NOT_SERVING first.
+                  drainPeriod: 5s
                 admin:
                   port: 0
                 pool:
@@ -83,6 +86,7 @@ class RealEnvoyEndToEndTest {
                       metricsUrl: %s
                       state: ready
                 """.formatted(extProcPort, r1.grpcAddress(), r1.metricsUrl(), r2.grpcAddress(), r2.metricsUrl()));
+        extProcConfig = config;
         extProc = ExtProcProcess.start(config, extProcPort, work.resolve("extproc.log"));
     }
 
@@ -137,16 +141,100 @@ class RealEnvoyEndToEndTest {
         }
     }
 
+    @ParameterizedTest
+    @ValueSource(strings = {"envoy.yaml", "envoy-metadata.yaml"})
+    void aRequestWithoutTheSessionHeaderIsRoutedFromItsBody(String shipped) throws Exception {
+        try (Envoyed envoy = Envoyed.start(shipped, work, extProcPort)) {
+            String session = UUID.randomUUID().toString();
+            String first = envoy.configWithoutHeader(session);
+            assertThat(first).isIn(r1.id(), r2.id());
+            for (int call = 0; call < 3; call++) {
+                assertThat(envoy.config(session, null)).as("with the header now").isEqualTo(first);
+                assertThat(envoy.configWithoutHeader(session)).isEqualTo(first);
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"envoy.yaml", "envoy-metadata.yaml"})
+    void anUploadLargerThanTheStreamWindowIsRoutedAndArrivesWhole(String shipped) throws Exception {
+        try (Envoyed envoy = Envoyed.start(shipped, work, extProcPort)) {
+            String session = UUID.randomUUID().toString();
+            byte[] first = ReplicaStub.requestFor(session, 3 << 20);
+            byte[] second = ReplicaStub.requestFor(session, 1 << 20);
+            // No session header: BUFFERED_PARTIAL sends the first 1 MiB window to the router, the rest streams.
+            String answer = envoy.upload(null, first, second);
+            String[] parts = answer.split(":");
+            assertThat(parts[0]).isIn(r1.id(), r2.id());
+            assertThat(Long.parseLong(parts[1])).isEqualTo(first.length + (long) second.length);
+            assertThat(envoy.config(session, null)).isEqualTo(parts[0]);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"envoy.yaml", "envoy-metadata.yaml"})
+    void aRouterRestartedInTheMiddleOfACallFailsNothing(String shipped) throws Exception {
+        try (Envoyed envoy = Envoyed.start(shipped, work, extProcPort)) {
+            String session = UUID.randomUUID().toString();
+            String home = envoy.config(session, null);
+            java.util.concurrent.CompletableFuture<String> slow = java.util.concurrent.CompletableFuture
+                    .supplyAsync(() -> envoy.slow(session));
+            Thread.sleep(ReplicaStub.SLOW_MILLIS / 4);
+
+            // SIGTERM while the call runs on the replica: the router drains and exits; its stream for that call
+            // was closed with OK when it answered, so Envoy has nothing to fail.
+            extProc.close();
+            extProc = ExtProcProcess.start(extProcConfig, extProcPort, work.resolve("extproc-restarted.log"));
+
+            assertThat(slow.get(ReplicaStub.SLOW_MILLIS * 4, TimeUnit.MILLISECONDS)).isEqualTo(home);
+            envoy.awaitRouting(Duration.ofSeconds(30));
+            assertThat(envoy.config(session, null)).as("the session after the restart").isEqualTo(home);
+        }
+    }
+
+    @org.junit.jupiter.api.Test
+    void theTlsBootstrapRoutesOverTls() throws Exception {
+        Path cert = work.resolve("tls.crt");
+        Path key = work.resolve("tls.key");
+        Process openssl = new ProcessBuilder("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+                "-keyout", key.toString(), "-out", cert.toString()).redirectErrorStream(true).start();
+        assumeTrue(openssl.waitFor(60, TimeUnit.SECONDS) && openssl.exitValue() == 0,
+                "skipped: needs openssl to make a test certificate");
+        try (Envoyed envoy = Envoyed.start("envoy-tls.yaml", work, extProcPort, cert, key)) {
+            String session = UUID.randomUUID().toString();
+            String first = envoy.config(session, null);
+            assertThat(first).isIn(r1.id(), r2.id());
+            assertThat(envoy.config(session, null)).isEqualTo(first);
+        }
+    }
+
     /** A running Envoy on a shipped config, and a client channel through it. */
     private record Envoyed(RunningEnvoy envoy, ManagedChannel channel) implements AutoCloseable {
 
         static Envoyed start(String shipped, Path work, int extProcPort) throws Exception {
+            return start(shipped, work, extProcPort, null, null);
+        }
+
+        /** With {@code cert} and {@code key}, the TLS bootstrap serves that pair and the client trusts it. */
+        static Envoyed start(String shipped, Path work, int extProcPort, Path cert, Path key) throws Exception {
             int listenerPort = freePort();
             int adminPort = freePort();
             Path config = work.resolve("envoy-" + listenerPort + ".yaml");
-            Files.writeString(config, onLoopback(shipped, listenerPort, adminPort, extProcPort));
+            String yaml = onLoopback(shipped, listenerPort, adminPort, extProcPort);
+            if (cert != null) {
+                yaml = yaml.replace("/etc/envoy/tls/tls.crt", cert.toString())
+                        .replace("/etc/envoy/tls/tls.key", key.toString());
+            }
+            Files.writeString(config, yaml);
             RunningEnvoy envoy = RunningEnvoy.start(config, adminPort, work.resolve("envoy-" + listenerPort + ".log"));
-            ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", listenerPort).usePlaintext().build();
+            NettyChannelBuilder builder = NettyChannelBuilder.forAddress("127.0.0.1", listenerPort);
+            if (cert != null) {
+                builder.sslContext(io.grpc.netty.GrpcSslContexts.forClient().trustManager(cert.toFile()).build());
+            } else {
+                builder.usePlaintext();
+            }
+            ManagedChannel channel = builder.maxInboundMessageSize(64 << 20).build();
             Envoyed started = new Envoyed(envoy, channel);
             started.awaitRouting(Duration.ofSeconds(30));
             return started;
@@ -173,7 +261,7 @@ class RealEnvoyEndToEndTest {
         }
 
         /** The first requests may race the first ext_proc health check. */
-        private void awaitRouting(Duration patience) throws InterruptedException, IOException {
+        void awaitRouting(Duration patience) throws InterruptedException, IOException {
             Instant deadline = Instant.now().plus(patience);
             StatusRuntimeException last = null;
             while (Instant.now().isBefore(deadline)) {
@@ -201,6 +289,57 @@ class RealEnvoyEndToEndTest {
             byte[] reply = ClientCalls.blockingUnaryCall(intercepted, ReplicaStub.CONFIG,
                     CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), ReplicaStub.requestFor(session));
             return new String(reply, StandardCharsets.UTF_8);
+        }
+
+        /** One Config call without the session header: the router reads the id from the body. */
+        String configWithoutHeader(String session) {
+            byte[] reply = ClientCalls.blockingUnaryCall(channel, ReplicaStub.CONFIG,
+                    CallOptions.DEFAULT.withDeadlineAfter(10, TimeUnit.SECONDS), ReplicaStub.requestFor(session));
+            return new String(reply, StandardCharsets.UTF_8);
+        }
+
+        /** The slow call, with the header: returns the id of the replica that served it. */
+        String slow(String session) {
+            Metadata headers = new Metadata();
+            headers.put(SESSION, session);
+            Channel intercepted = ClientInterceptors.intercept(channel,
+                    MetadataUtils.newAttachHeadersInterceptor(headers));
+            byte[] reply = ClientCalls.blockingUnaryCall(intercepted, ReplicaStub.SLOW,
+                    CallOptions.DEFAULT.withDeadlineAfter(ReplicaStub.SLOW_MILLIS * 4, TimeUnit.MILLISECONDS),
+                    ReplicaStub.requestFor(session));
+            return new String(reply, StandardCharsets.UTF_8);
+        }
+
+        /** An upload of these messages (session header only if given); returns {@code <replica>:<bytes>}. */
+        String upload(String session, byte[]... messages) throws Exception {
+            Channel target = channel;
+            if (session != null) {
+                Metadata headers = new Metadata();
+                headers.put(SESSION, session);
+                target = ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(headers));
+            }
+            java.util.concurrent.CompletableFuture<String> answer = new java.util.concurrent.CompletableFuture<>();
+            var out = io.grpc.stub.ClientCalls.asyncClientStreamingCall(target.newCall(ReplicaStub.UPLOAD,
+                    CallOptions.DEFAULT.withDeadlineAfter(60, TimeUnit.SECONDS)), new io.grpc.stub.StreamObserver<byte[]>() {
+                        @Override
+                        public void onNext(byte[] value) {
+                            answer.complete(new String(value, StandardCharsets.UTF_8));
+                        }
+
+                        @Override
+                        public void onError(Throwable t) {
+                            answer.completeExceptionally(t);
+                        }
+
+                        @Override
+                        public void onCompleted() {
+                        }
+                    });
+            for (byte[] m : messages) {
+                out.onNext(m);
+            }
+            out.onCompleted();
+            return answer.get(60, TimeUnit.SECONDS);
         }
 
         @Override

@@ -28,6 +28,23 @@ final class ReplicaStub implements AutoCloseable {
             .setResponseMarshaller(RawBytes.INSTANCE)
             .build();
 
+    /** Answers its id after {@link #SLOW_MILLIS}: a call long enough to restart the router in the middle of. */
+    static final MethodDescriptor<byte[], byte[]> SLOW = MethodDescriptor.<byte[], byte[]>newBuilder()
+            .setType(MethodDescriptor.MethodType.UNARY)
+            .setFullMethodName(MethodDescriptor.generateFullMethodName(SERVICE, "ExecutePlan"))
+            .setRequestMarshaller(RawBytes.INSTANCE)
+            .setResponseMarshaller(RawBytes.INSTANCE)
+            .build();
+    static final long SLOW_MILLIS = 8_000;
+
+    /** Client streaming, as AddArtifacts: answers {@code <id>:<bytes received>}. */
+    static final MethodDescriptor<byte[], byte[]> UPLOAD = MethodDescriptor.<byte[], byte[]>newBuilder()
+            .setType(MethodDescriptor.MethodType.CLIENT_STREAMING)
+            .setFullMethodName(MethodDescriptor.generateFullMethodName(SERVICE, "AddArtifacts"))
+            .setRequestMarshaller(RawBytes.INSTANCE)
+            .setResponseMarshaller(RawBytes.INSTANCE)
+            .build();
+
     private static final String APP = "app-stub";
 
     private final String id;
@@ -46,8 +63,41 @@ final class ReplicaStub implements AutoCloseable {
                     reply.onNext(id.getBytes(StandardCharsets.UTF_8));
                     reply.onCompleted();
                 }))
+                .addMethod(SLOW, ServerCalls.asyncUnaryCall((request, reply) -> {
+                    Thread t = new Thread(() -> {
+                        try {
+                            Thread.sleep(SLOW_MILLIS);
+                        } catch (InterruptedException e) {
+                            return;
+                        }
+                        reply.onNext(id.getBytes(StandardCharsets.UTF_8));
+                        reply.onCompleted();
+                    });
+                    t.setDaemon(true);
+                    t.start();
+                }))
+                .addMethod(UPLOAD, ServerCalls.asyncClientStreamingCall(
+                        (io.grpc.stub.StreamObserver<byte[]> reply) -> new io.grpc.stub.StreamObserver<byte[]>() {
+                    long bytes;
+
+                    @Override
+                    public void onNext(byte[] chunk) {
+                        bytes += chunk.length;
+                    }
+
+                    @Override
+                    public void onError(Throwable t) {
+                    }
+
+                    @Override
+                    public void onCompleted() {
+                        reply.onNext((id + ":" + bytes).getBytes(StandardCharsets.UTF_8));
+                        reply.onCompleted();
+                    }
+                }))
                 .build();
         Server grpc = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+                .maxInboundMessageSize(64 << 20)
                 .addService(service)
                 .build()
                 .start();
@@ -88,6 +138,22 @@ final class ReplicaStub implements AutoCloseable {
     public void close() {
         rest.stop(0);
         grpc.shutdownNow();
+    }
+
+    /** A request with {@code session_id} first and {@code padding} bytes after it (field 2), as an upload. */
+    static byte[] requestFor(String sessionId, int padding) {
+        byte[] head = requestFor(sessionId);
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        out.writeBytes(head);
+        out.write(0x12);
+        int n = padding;
+        while ((n & ~0x7F) != 0) {
+            out.write((n & 0x7F) | 0x80);
+            n >>>= 7;
+        }
+        out.write(n);
+        out.writeBytes(new byte[padding]);
+        return out.toByteArray();
     }
 
     /** A Spark Connect request message: {@code session_id} is field 1, first on the wire. */

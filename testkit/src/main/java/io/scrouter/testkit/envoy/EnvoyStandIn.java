@@ -121,8 +121,9 @@ public final class EnvoyStandIn implements AutoCloseable {
         return List.copyOf(calls);
     }
 
-    public List<RecordedCall> callsOf(String sessionHeader) {
-        return calls.stream().filter(c -> sessionHeader.equals(c.sessionHeader())).toList();
+    /** The calls of one session, whether it sent the header or only had its id in the body. */
+    public List<RecordedCall> callsOf(String session) {
+        return calls.stream().filter(c -> session.equals(c.session())).toList();
     }
 
     /** Header mutations dropped by the mutation rules ({@code rejected_header_mutations}). */

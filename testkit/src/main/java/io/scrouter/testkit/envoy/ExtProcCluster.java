@@ -73,6 +73,10 @@ final class ExtProcCluster implements AutoCloseable {
     }
 
     private void checkHealth(Host h) {
+        if (!h.healthy) {
+            // Envoy's checker connects again on each interval; gRPC's own back-off would wait far longer.
+            h.channel.resetConnectBackoff();
+        }
         var call = HealthGrpc.newFutureStub(h.channel)
                 .withDeadlineAfter(check.timeout().toMillis(), TimeUnit.MILLISECONDS)
                 .check(HealthCheckRequest.newBuilder().setService(check.service()).build());

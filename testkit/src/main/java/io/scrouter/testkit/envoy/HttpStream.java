@@ -110,6 +110,7 @@ final class HttpStream extends ServerCall.Listener<byte[]> {
     private Status outcome;
     private String details;
     private boolean recorded;
+    private String sessionInBody;
 
     HttpStream(EnvoyStandIn envoy, ServerCall<byte[], byte[]> downstream, Metadata headers) {
         this.envoy = envoy;
@@ -193,6 +194,9 @@ final class HttpStream extends ServerCall.Listener<byte[]> {
                 }
             }
             case CONTINUED -> {
+                if (sessionInBody == null) {
+                    sessionInBody = sessionIdOf(message);
+                }
                 upstream.sendMessage(message);
                 if (upstream.isReady()) {
                     downstream.request(1);
@@ -232,6 +236,9 @@ final class HttpStream extends ServerCall.Listener<byte[]> {
     }
 
     private void hold(byte[] message) {
+        if (sessionInBody == null && held.isEmpty()) {
+            sessionInBody = sessionIdOf(message);
+        }
         held.add(message);
         heldBytes += 5L + message.length;
     }
@@ -599,8 +606,16 @@ final class HttpStream extends ServerCall.Listener<byte[]> {
             return;
         }
         recorded = true;
-        envoy.record(new RecordedCall(method, sessionHeader, routedFromBody, upstreamAddress, routeSource,
-                outcome.getCode(), outcome.getDescription(), details, sideHostName()));
+        envoy.record(new RecordedCall(method, sessionHeader, sessionInBody, routedFromBody, upstreamAddress,
+                routeSource, outcome.getCode(), outcome.getDescription(), details, sideHostName()));
+    }
+
+    /** Field 1 of a Spark Connect request message (every one starts with session_id), for the record. */
+    private static String sessionIdOf(byte[] message) {
+        if (message.length > 2 && message[0] == 0x0A && message[1] > 0 && message[1] + 2 <= message.length) {
+            return new String(message, 2, message[1], StandardCharsets.UTF_8);
+        }
+        return null;
     }
 
     /** The request headers as Envoy sends them: pseudo-headers first, values in {@code raw_value} only. */

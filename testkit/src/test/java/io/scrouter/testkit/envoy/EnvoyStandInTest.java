@@ -434,6 +434,24 @@ class EnvoyStandInTest {
         assertThat(envoy.calls()).hasSize(2).allSatisfy(c -> assertThat(c.upstream()).isNull());
     }
 
+    @Test
+    void anUpstreamThatRefusesTheConnectionGives503AndNoRetry() throws Exception {
+        FakeReplica gone = new FakeReplica();
+        String address = gone.address();
+        gone.close();
+        ScriptedProcessor processor = keep(new ScriptedProcessor((r, s) -> s.answer(ScriptedProcessor.route(ROUTE,
+                address))));
+        EnvoyStandIn envoy = envoy(shipped(), processor);
+        RawClient client = keep(new RawClient(envoy.port()));
+
+        RawClient.Result result = client.call("Config", Map.of(), bytes(3), waitMillis());
+
+        // router.cc, Filter::onUpstreamReset: 503 before any response headers; no retry_policy, no retry.
+        assertThat(result.status().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+        assertThat(result.status().getDescription()).startsWith("upstream connect error");
+        assertThat(processor.streams).as("decided once").hasSize(1);
+    }
+
     // ---- the ext_proc cluster -----------------------------------------------------------------------------
 
     @Test
