@@ -177,7 +177,14 @@ public final class RouterServer implements AutoCloseable {
         // Envoy and Kubernetes check the ext_proc service's own health: not serving until warm.
         health.setStatus(RouteHeaders.HEALTH_SERVICE, HealthCheckResponse.ServingStatus.NOT_SERVING);
         server.start();
-        Warmup.run(router, limits);
+        if (config.server().warmUp()) {
+            try {
+                sessions.prepare().get(Math.max(1000, 20 * storeTimeoutMillis()), TimeUnit.MILLISECONDS);
+            } catch (Exception e) {
+                LOG.warn("could not prepare the session store ({}); its first calls may be slower", e.toString());
+            }
+            Warmup.run(router, limits);
+        }
         if (config.admin().port() >= 0) {
             admin = new AdminServer(config.admin().bindAddress(), config.admin().port(), status, sessions);
         }
@@ -207,6 +214,10 @@ public final class RouterServer implements AutoCloseable {
 
     public int port() {
         return server.getPort();
+    }
+
+    private long storeTimeoutMillis() {
+        return config.redis().map(r -> r.timeout().toMillis()).orElse(50L);
     }
 
     public SessionRouter router() {

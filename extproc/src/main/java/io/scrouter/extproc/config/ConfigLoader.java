@@ -93,7 +93,8 @@ public final class ConfigLoader {
                 s.integer("port", 9002, 0, 65535),
                 s.duration("decisionDeadline", Duration.ofMillis(150), MS, Duration.ofSeconds(10)),
                 s.duration("drainPeriod", Duration.ofSeconds(10), Duration.ZERO, Duration.ofMinutes(10)),
-                s.integer("maxBufferedBodyBytes", 1 << 20, 64 << 10, 64 << 20));
+                s.integer("maxBufferedBodyBytes", 1 << 20, 64 << 10, 64 << 20),
+                s.bool("warmUp", true));
         s.rejectUnknownKeys();
 
         Optional<RouterConfig.Redis> redis = root.has("redis") ? Optional.of(redis(root.section("redis")))

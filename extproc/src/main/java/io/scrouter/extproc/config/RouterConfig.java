@@ -20,9 +20,11 @@ public record RouterConfig(Server server, Optional<Redis> redis, Pool pool, Prob
      * @param maxBufferedBodyBytes  the most request-body bytes Envoy buffers and sends in one message for a
      *                              request without the session header (its HTTP/2 {@code
      *                              initial_stream_window_size}); larger body messages are refused clearly
+     * @param warmUp                run the decision path before reporting ready, so Envoy's first requests are
+     *                              not the ones that load classes and open Redis connections
      */
     public record Server(String bindAddress, int port, Duration decisionDeadline, Duration drainPeriod,
-                         int maxBufferedBodyBytes) {
+                         int maxBufferedBodyBytes, boolean warmUp) {
     }
 
     /**

@@ -70,6 +70,11 @@ public final class ObservedSessionStore implements SessionStore {
     }
 
     @Override
+    public CompletableFuture<Void> prepare() {
+        return delegate.prepare();
+    }
+
+    @Override
     public CompletableFuture<String> epoch() {
         return timed("epoch", delegate::epoch);
     }

@@ -351,6 +351,20 @@ public final class RedisSessionStore implements SessionStore {
         feedPosition = last;
     }
 
+    /**
+     * Loads every script into Redis's script cache and opens the connection pool: the scripts run as EVALSHA, and
+     * a script Redis has not seen costs its first caller an extra round trip (NOSCRIPT, then a load).
+     */
+    @Override
+    public CompletableFuture<Void> prepare() {
+        RScript scripts = redis.getScript(StringCodec.INSTANCE);
+        List<CompletableFuture<String>> loads = new ArrayList<>();
+        for (String script : List.of(FIND, FIND_OR_BIND, CLAIM, TOUCH, MARK_LOST, RELEASE)) {
+            loads.add(scripts.scriptLoadAsync(script).toCompletableFuture());
+        }
+        return CompletableFuture.allOf(loads.toArray(new CompletableFuture[0]));
+    }
+
     @Override
     public CompletableFuture<String> epoch() {
         RBucket<String> marker = redis.getBucket(keys.epoch(), StringCodec.INSTANCE);

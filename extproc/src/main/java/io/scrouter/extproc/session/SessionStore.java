@@ -67,6 +67,14 @@ public interface SessionStore {
     CompletableFuture<Long> evictReplica(String replicaId);
 
     /**
+     * Gets ready for the request path (connections opened, scripts loaded), so the first decisions do not pay
+     * for it. Called once before the router reports ready; a failure is not fatal.
+     */
+    default CompletableFuture<Void> prepare() {
+        return CompletableFuture.completedFuture(null);
+    }
+
+    /**
      * An identifier of the store's data set, created on first use: it changes when the store loses its data (a
      * Redis restarted without persistence), which is how routers know to write their sessions back.
      */

@@ -38,6 +38,7 @@ class ConfigLoaderTest {
               decisionDeadline: 120ms
               drainPeriod: 20s
               maxBufferedBodyBytes: 2097152
+              warmUp: false
             redis:
               mode: sentinel
               addresses: [redis://10.0.0.1:26379, redis://10.0.0.2:26379]
@@ -96,7 +97,7 @@ class ConfigLoaderTest {
         RouterConfig c = parse(FULL);
 
         assertThat(c.server()).isEqualTo(new RouterConfig.Server("127.0.0.1", 9100, Duration.ofMillis(120),
-                Duration.ofSeconds(20), 2 << 20));
+                Duration.ofSeconds(20), 2 << 20, false));
         assertThat(c.redis()).contains(new RouterConfig.Redis("sentinel",
                 List.of("redis://10.0.0.1:26379", "redis://10.0.0.2:26379"), "mymaster", "s3cret-pw", 3,
                 Duration.ofMillis(75), "prod-a"));
@@ -116,7 +117,7 @@ class ConfigLoaderTest {
         RouterConfig c = parse(MINIMAL);
 
         assertThat(c.server()).isEqualTo(new RouterConfig.Server("0.0.0.0", 9002, Duration.ofMillis(150),
-                Duration.ofSeconds(10), 1 << 20));
+                Duration.ofSeconds(10), 1 << 20, true));
         assertThat(c.redis()).isEmpty();
         assertThat(c.pool()).isEqualTo(new RouterConfig.Pool(Duration.ofSeconds(1), List.of(
                 new RouterConfig.StaticReplica("spark-0", "10.0.0.5:15002", null, "ready"))));
