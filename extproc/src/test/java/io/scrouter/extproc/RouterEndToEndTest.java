@@ -307,6 +307,34 @@ class RouterEndToEndTest {
     }
 
     @Test
+    void aBodyAsLargeAsEnvoysWindowIsRoutedAndALargerOneGetsAClearErrorNotAReset() throws Exception {
+        SparkRestStandIn s = rest(0, 0, 2);
+        instances.publish(replica("body", 18004, s, ReplicaState.READY), Duration.ofMinutes(1)).get();
+        RouterServer rs = router();
+        ExtProcClient envoy = envoy(rs);
+        int window = rs.config().server().maxBufferedBodyBytes();
+
+        // What BUFFERED_PARTIAL sends for a 1 MiB window: what crossed it, up to one 16 KiB frame more.
+        String session = UUID.randomUUID().toString();
+        List<ProcessingResponse> fits = envoy.exchange(List.of(
+                ExtProcClient.headersRequest(ExtProcClient.sparkCall("AddArtifacts", null)),
+                io.scrouter.extproc.envoy.SparkRequestBodies.body(
+                        io.scrouter.extproc.envoy.SparkRequestBodies.framed(session, window + (16 << 10)), false)));
+        assertThat(fits.get(1).getRequestBody().getResponse().getHeaderMutation().getSetHeadersList())
+                .as("routed on the body answer").isNotEmpty();
+
+        // A gateway whose window was left at Envoy's 256 MiB default: 6 MiB in one message. gRPC's default 4 MiB
+        // limit would reset the stream, which Envoy turns into an unexplained 500.
+        List<ProcessingResponse> tooLarge = envoy.exchange(List.of(
+                ExtProcClient.headersRequest(ExtProcClient.sparkCall("AddArtifacts", null)),
+                io.scrouter.extproc.envoy.SparkRequestBodies.body(
+                        io.scrouter.extproc.envoy.SparkRequestBodies.framed(UUID.randomUUID().toString(), 6 << 20),
+                        false)));
+        assertThat(ExtProcClient.rejectionCode(tooLarge.get(1))).isEqualTo(Status.Code.RESOURCE_EXHAUSTED.value());
+        assertThat(ExtProcClient.rejectionMessage(tooLarge.get(1))).contains("initial_stream_window_size");
+    }
+
+    @Test
     void cleanUpCallOfASessionNoRouterKnowsBindsNothing() throws Exception {
         SparkRestStandIn s = rest(0, 0, 2);
         instances.publish(replica("only", 18003, s, ReplicaState.READY), Duration.ofMinutes(1)).get();

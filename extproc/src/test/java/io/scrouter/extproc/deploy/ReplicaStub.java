@@ -36,6 +36,9 @@ final class ReplicaStub implements AutoCloseable {
             .setResponseMarshaller(RawBytes.INSTANCE)
             .build();
     static final long SLOW_MILLIS = 8_000;
+    /** Slow calls that reached any stub replica: a test waits for its call to be running. */
+    static final java.util.concurrent.atomic.AtomicInteger SLOW_CALLS_STARTED =
+            new java.util.concurrent.atomic.AtomicInteger();
 
     /** Client streaming, as AddArtifacts: answers {@code <id>:<bytes received>}. */
     static final MethodDescriptor<byte[], byte[]> UPLOAD = MethodDescriptor.<byte[], byte[]>newBuilder()
@@ -64,6 +67,7 @@ final class ReplicaStub implements AutoCloseable {
                     reply.onCompleted();
                 }))
                 .addMethod(SLOW, ServerCalls.asyncUnaryCall((request, reply) -> {
+                    SLOW_CALLS_STARTED.incrementAndGet();
                     Thread t = new Thread(() -> {
                         try {
                             Thread.sleep(SLOW_MILLIS);

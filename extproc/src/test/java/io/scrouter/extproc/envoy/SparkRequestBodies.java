@@ -14,13 +14,13 @@ import java.util.Random;
  * gRPC-framed request bodies shaped like Spark Connect's: {@code session_id} (field 1) first, then other
  * fields. Built by hand so the envoy tests need no Spark protos; the spark-e2e tests use the real client.
  */
-final class SparkRequestBodies {
+public final class SparkRequestBodies {
 
     private SparkRequestBodies() {
     }
 
     /** A framed message: session_id, then a user_context-like field 2 and {@code padding} filler bytes. */
-    static byte[] framed(String sessionId, int padding) {
+    public static byte[] framed(String sessionId, int padding) {
         ByteArrayOutputStream message = new ByteArrayOutputStream();
         byte[] id = sessionId.getBytes(StandardCharsets.UTF_8);
         message.write(0x0A);
@@ -55,7 +55,7 @@ final class SparkRequestBodies {
         out.write(v);
     }
 
-    static ProcessingRequest body(byte[] bytes, boolean endOfStream) {
+    public static ProcessingRequest body(byte[] bytes, boolean endOfStream) {
         return ProcessingRequest.newBuilder()
                 .setRequestBody(HttpBody.newBuilder().setBody(ByteString.copyFrom(bytes)).setEndOfStream(endOfStream))
                 .build();
