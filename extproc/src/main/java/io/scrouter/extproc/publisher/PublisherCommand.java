@@ -68,18 +68,17 @@ public final class PublisherCommand {
         }, "scrouter-publisher-drain"));
 
         LOG.info("publishing replica={} grpc={} metrics={} ttl={} interval={}", id, grpc, metricsUrl, ttl, interval);
-        long drainUntil = Long.MAX_VALUE;
-        while (System.nanoTime() < drainUntil) {
+        Runnable renew = () -> {
             try {
                 publisher.tick().get(interval.toMillis() + 2_000, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             } catch (Exception e) {
                 LOG.warn("replica={} renewal failed ({}); retrying in {} ms. If this lasts longer than the ttl ({}), "
                         + "routers drop the replica", id, e.toString(), interval.toMillis(), ttl);
             }
-            if (stop.await(interval.toMillis(), TimeUnit.MILLISECONDS) && drainUntil == Long.MAX_VALUE) {
-                drainUntil = System.nanoTime() + drainFor.toNanos();
-            }
-        }
+        };
+        new RenewalSchedule(renew, interval, drainFor, System::nanoTime, RenewalSchedule.onLatch(stop)).run();
         LOG.info("replica={} drained for {}; no longer renewing, the entry expires within {}", id, drainFor, ttl);
         readiness.close();
         client.shutdown();
