@@ -52,7 +52,8 @@ public final class PublisherMetrics {
         return registry;
     }
 
-    void renewed(ReplicaState published, long epochMillis) {
+    /** A renewal succeeded and published {@code published}. */
+    public void renewed(ReplicaState published, long epochMillis) {
         renewals.labelValues(replica, "ok").inc();
         lastRenewal.labelValues(replica).set(epochMillis / 1000.0);
         for (ReplicaState s : STATES) {
@@ -60,7 +61,8 @@ public final class PublisherMetrics {
         }
     }
 
-    void renewalFailed() {
+    /** A renewal failed or timed out. */
+    public void renewalFailed() {
         renewals.labelValues(replica, "failed").inc();
     }
 }
