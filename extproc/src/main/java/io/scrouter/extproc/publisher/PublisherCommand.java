@@ -73,7 +73,9 @@ public final class PublisherCommand {
             }
         }, "scrouter-publisher-drain"));
 
-        LOG.info("publishing replica={} grpc={} metrics={} ttl={} interval={}", id, grpc, metricsUrl, ttl, interval);
+        LOG.atInfo().setMessage("publishing").addKeyValue("replica", id).addKeyValue("grpc", grpc)
+                .addKeyValue("metricsUrl", metricsUrl).addKeyValue("ttlMillis", ttl.toMillis())
+                .addKeyValue("intervalMillis", interval.toMillis()).log();
         Runnable renew = () -> {
             try {
                 ReplicaState published = publisher.tick().get(interval.toMillis() + 2_000, TimeUnit.MILLISECONDS);
@@ -82,12 +84,16 @@ public final class PublisherCommand {
                 Thread.currentThread().interrupt();
             } catch (Exception e) {
                 metrics.renewalFailed();
-                LOG.warn("replica={} renewal failed ({}); retrying in {} ms. If this lasts longer than the ttl ({}), "
-                        + "routers drop the replica", id, e.toString(), interval.toMillis(), ttl);
+                LOG.atWarn().setMessage("renewal failed; retrying after the interval. If this lasts longer than the "
+                        + "ttl, routers drop the replica").addKeyValue("replica", id)
+                        .addKeyValue("error", e.toString()).addKeyValue("intervalMillis", interval.toMillis())
+                        .addKeyValue("ttlMillis", ttl.toMillis()).log();
             }
         };
         new RenewalSchedule(renew, interval, drainFor, System::nanoTime, RenewalSchedule.onLatch(stop)).run();
-        LOG.info("replica={} drained for {}; no longer renewing, the entry expires within {}", id, drainFor, ttl);
+        LOG.atInfo().setMessage("drained; no longer renewing, the entry expires within the ttl")
+                .addKeyValue("replica", id).addKeyValue("drainForMillis", drainFor.toMillis())
+                .addKeyValue("ttlMillis", ttl.toMillis()).log();
         readiness.close();
         client.shutdown();
         if (metricsServer != null) {
