@@ -55,8 +55,14 @@ class PublisherDrainTest {
     @Test
     void drainRenewsOncePerIntervalThenStopsAndTheEntryIsStillDrainingAtTheEnd() throws Exception {
         Path log = dir.resolve("publisher.log");
-        publisher = startPublisher(log, Map.of());
+        int metricsPort = RedisProcess.freePort();
+        publisher = startPublisher(log, Map.of("SCROUTER_REPLICA_METRICS_PORT", Integer.toString(metricsPort)));
         awaitFirstRenewal(log);
+        // Its own /metrics shows the renewals an alert watches (AlertRulesTest checks the rule side).
+        String scraped = scrapeAfterARenewal(metricsPort);
+        assertThat(scraped).contains("scrouter_publisher_state{replica=\"spark-0\",state=\"warming\"} 1.0")
+                .contains("scrouter_publisher_entry_ttl_seconds{replica=\"spark-0\"} 1.0")
+                .containsPattern("scrouter_publisher_last_renewal_timestamp_seconds\\{replica=\"spark-0\"} \\d");
 
         redis.command("CONFIG", "RESETSTAT");
         long signalled = System.nanoTime();
@@ -76,6 +82,27 @@ class PublisherDrainTest {
                 .isBetween(2L, bound);
         assertThat(drainedMillis).as("kept renewing for the whole drain").isGreaterThanOrEqualTo(DRAIN.toMillis());
         assertThat(redis.command("GET", "scr:replica:spark-0")).contains("\"state\":\"draining\"");
+    }
+
+    /** The publisher's /metrics once it counts at least one successful renewal (bounded by the ttl). */
+    private String scrapeAfterARenewal(int port) throws Exception {
+        java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30) + TTL.toNanos();
+        while (true) {
+            try {
+                String body = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(
+                        "http://127.0.0.1:" + port + "/metrics")).build(),
+                        java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+                if (body.contains("scrouter_publisher_renewals_total{replica=\"spark-0\",result=\"ok\"}")
+                        && !body.contains("result=\"ok\"} 0.0")) {
+                    return body;
+                }
+            } catch (java.io.IOException notYet) {
+                // the server is starting
+            }
+            assertThat(System.nanoTime()).as("publisher metrics within 30 s").isLessThan(deadline);
+            Thread.sleep(INTERVAL.toMillis());
+        }
     }
 
     Process startPublisher(Path log, Map<String, String> extraEnv) throws IOException {
