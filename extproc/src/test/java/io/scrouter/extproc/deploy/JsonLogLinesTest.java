@@ -97,7 +97,7 @@ class JsonLogLinesTest {
         int port = RedisProcess.freePort();
         Path config = dir.resolve("router.yaml");
         Files.writeString(config, """
-                server: {bindAddress: 127.0.0.1, port: %d}
+                server: {bindAddress: 127.0.0.1, port: %d, drainPeriod: 0s}
                 pool: {static: [{id: spark-3, grpc: "127.0.0.1:24031"}]}
                 """.formatted(port));
         Path out = dir.resolve("router.out");
