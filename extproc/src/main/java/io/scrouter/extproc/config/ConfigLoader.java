@@ -1,5 +1,8 @@
 package io.scrouter.extproc.config;
 
+import com.fasterxml.jackson.core.JsonParseException;
+import com.fasterxml.jackson.core.JsonStreamContext;
+import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
@@ -41,7 +44,12 @@ public final class ConfigLoader {
             "SCROUTER_ADMIN_PORT", "admin.port",
             "SCROUTER_METRICS_PORT", "metrics.port");
 
-    private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
+    /**
+     * Duplicate keys are an error, not "last one wins": two {@code server:} blocks would otherwise silently drop
+     * the first block's settings, and a file that reads right would run with values nobody wrote.
+     */
+    private static final ObjectMapper YAML = new ObjectMapper(YAMLFactory.builder()
+            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build());
     private static final Duration MS = Duration.ofMillis(1);
     private static final Duration DAY = Duration.ofDays(1);
 
@@ -60,6 +68,8 @@ public final class ConfigLoader {
         JsonNode root;
         try {
             root = yaml.isBlank() ? JsonNodeFactory.instance.objectNode() : YAML.readTree(yaml);
+        } catch (JsonParseException e) {
+            throw duplicateKey(e).orElseGet(() -> new ConfigException("(file)", "is not valid YAML: " + e.getMessage()));
         } catch (IOException e) {
             throw new ConfigException("(file)", "is not valid YAML: " + e.getMessage());
         }
@@ -71,6 +81,31 @@ public final class ConfigLoader {
         }
         applyEnv((ObjectNode) root, env);
         return build(new Section("", root));
+    }
+
+    /**
+     * Jackson reports a duplicate as "Duplicate field 'port'" with the parser still inside the mapping that
+     * holds it, so the mapping's path plus the field name is the full dotted key the operator wrote twice.
+     */
+    private static Optional<ConfigException> duplicateKey(JsonParseException e) {
+        String message = e.getOriginalMessage();
+        String prefix = "Duplicate field '";
+        if (message == null || !message.startsWith(prefix) || e.getProcessor() == null) {
+            return Optional.empty();
+        }
+        String field = message.substring(prefix.length(), message.indexOf('\'', prefix.length()));
+        // Walk outwards from the mapping that holds the duplicate: each enclosing mapping adds ".name", each
+        // enclosing list "[index]".
+        String key = field;
+        JsonStreamContext holder = e.getProcessor().getParsingContext();
+        for (JsonStreamContext c = holder == null ? null : holder.getParent(); c != null && !c.inRoot();
+             c = c.getParent()) {
+            key = c.inArray() ? "[" + c.getCurrentIndex() + "]." + key
+                    : c.getCurrentName() + (key.startsWith("[") ? "" : ".") + key;
+        }
+        int line = e.getLocation() == null ? -1 : e.getLocation().getLineNr();
+        return Optional.of(new ConfigException(key, "appears twice" + (line > 0 ? " (again at line " + line + ")" : "")
+                + "; YAML would keep only the last one. Merge the two into one"));
     }
 
     private static void applyEnv(ObjectNode root, Map<String, String> env) {

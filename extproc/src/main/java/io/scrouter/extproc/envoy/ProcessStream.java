@@ -63,6 +63,8 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     private Phase phase = Phase.HEADERS;
     private RequestHeaders headers;
     private SessionIdInBody bodyReader;
+    /** The id the decision was asked for (from the header or the body), for the DEBUG decision line. */
+    private String decidedSession;
     /** Body messages received and not answered yet. */
     private int owedBodyAnswers;
     private boolean closed;
@@ -149,6 +151,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     }
 
     private CompletableFuture<Decision> decision(String sessionId) {
+        decidedSession = sessionId;
         try {
             return decider.decide(headers.path(), sessionId);
         } catch (RuntimeException e) {
@@ -169,7 +172,8 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
         if (error != null) {
             boolean late = error instanceof TimeoutException || error.getCause() instanceof TimeoutException;
             if (!late) {
-                LOG.error("stream={} session={} decision failed", streamId, headers.sessionId(), error);
+                LOG.atError().setMessage("decision failed").addKeyValue("stream", streamId)
+                        .addKeyValue("session", headers.sessionId()).setCause(error).log();
             }
             decided = new Decision.Reject(Status.Code.UNAVAILABLE, late ? "deadline" : "internal",
                     late ? "the router could not decide within " + limits.decisionDeadlineMillis() + " ms; retry the call"
@@ -194,6 +198,24 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
         phase = Phase.ANSWERED;
         finish();
         observer.decided(decided, System.nanoTime() - started, headers.clientSetUpstream());
+        if (LOG.isDebugEnabled()) {
+            logDecision(decided);
+        }
+    }
+
+    /** One DEBUG line per answer, its fields flat for log pipelines (SCROUTER_LOG_FORMAT=json). */
+    private void logDecision(Decision decided) {
+        var event = LOG.atDebug().setMessage("decided").addKeyValue("stream", streamId);
+        if (decided instanceof Decision.Route route) {
+            // Only a routed request's id is known to be a valid UUID; a rejected one is never echoed.
+            event = event.addKeyValue("session", decidedSession)
+                    .addKeyValue("outcome", route.outcome().name().toLowerCase(java.util.Locale.ROOT))
+                    .addKeyValue("replica", route.replica().id());
+        } else {
+            event = event.addKeyValue("outcome", "rejected")
+                    .addKeyValue("reason", ((Decision.Reject) decided).reason());
+        }
+        event.log();
     }
 
     private void send(ProcessingResponse response) {

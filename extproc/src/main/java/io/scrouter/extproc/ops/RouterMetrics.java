@@ -36,6 +36,7 @@ public final class RouterMetrics implements DecisionObserver, StoreCallObserver 
 
     public RouterMetrics(java.util.function.Supplier<RouterStatus> statusSource) {
         this.registry = new PrometheusRegistry();
+        BuildInfo.register(registry);
         StatusView status = new StatusView(statusSource);
         decisions = Counter.builder().name("scrouter_decisions_total")
                 .help("Routing decisions by outcome (known, placed, placed_degraded, fallback, rejected) and "
@@ -54,6 +55,8 @@ public final class RouterMetrics implements DecisionObserver, StoreCallObserver 
                 .help("Session-store (Redis) calls that failed or timed out, by operation")
                 .labelNames("operation").register(registry);
 
+        // No hit-ratio gauge: since start it says little about now, and it read 1.0 before any lookup. The
+        // dashboard divides the rates of these two series over its own window.
         CounterWithCallback.builder().name("scrouter_near_cache_requests_total")
                 .help("Near-cache lookups by result (hit, miss)").labelNames("result")
                 .callback(cb -> {
@@ -61,9 +64,6 @@ public final class RouterMetrics implements DecisionObserver, StoreCallObserver 
                     cb.call(s.hitCount(), "hit");
                     cb.call(s.missCount(), "miss");
                 }).register(registry);
-        GaugeWithCallback.builder().name("scrouter_near_cache_hit_ratio")
-                .help("Near-cache hits over lookups since start")
-                .callback(cb -> cb.call(status.router().nearCacheStats().hitRate())).register(registry);
         GaugeWithCallback.builder().name("scrouter_near_cache_sessions")
                 .help("Sessions held in this router's near-cache")
                 .callback(cb -> cb.call(status.router().nearCacheSize())).register(registry);

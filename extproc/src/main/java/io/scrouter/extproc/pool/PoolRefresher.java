@@ -69,8 +69,9 @@ public final class PoolRefresher {
                 } else {
                     PoolChange change = pool.replace(withinGrace(replicas));
                     if (!change.isEmpty()) {
-                        LOG.info("pool changed: joined={} left={} stateChanged={} size={}", change.joined(),
-                                change.left(), change.stateChanged(), change.after().size());
+                        LOG.atInfo().setMessage("pool changed").addKeyValue("joined", change.joined())
+                                .addKeyValue("left", change.left()).addKeyValue("stateChanged", change.stateChanged())
+                                .addKeyValue("size", change.after().size()).log();
                     }
                     if (lastError != null) {
                         LOG.info("instance store readable again; pool has {} replicas", change.after().size());

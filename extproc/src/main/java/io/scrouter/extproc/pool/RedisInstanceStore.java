@@ -86,8 +86,9 @@ public final class RedisInstanceStore implements InstanceStore {
             return Optional.of(r);
         } catch (IOException | IllegalArgumentException e) {
             if (reportedInvalid.add(id)) {
-                LOG.warn("ignoring replica {} in the instance store: {}. Fix what publishes it; it gets no traffic "
-                        + "until then", id, e.getMessage());
+                LOG.atWarn().setMessage("ignoring a replica in the instance store. Fix what publishes it; it gets "
+                        + "no traffic until then").addKeyValue("replica", id).addKeyValue("problem", e.getMessage())
+                        .log();
             }
             return Optional.empty();
         }

@@ -4,7 +4,9 @@ import io.scrouter.extproc.config.ConfigException;
 import io.scrouter.extproc.config.ConfigLoader;
 import io.scrouter.extproc.config.Durations;
 import io.scrouter.extproc.config.RouterConfig;
+import io.prometheus.metrics.exporter.httpserver.HTTPServer;
 import io.scrouter.extproc.pool.RedisInstanceStore;
+import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.extproc.redis.RedisClients;
 import io.scrouter.extproc.redis.RedisKeys;
 import org.redisson.api.RedissonClient;
@@ -23,7 +25,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <pre>
  * java -jar extproc-all.jar publish --id spark-0 --grpc 10.0.0.5:15002 --metrics-url http://10.0.0.5:4040 \
- *     [--config FILE] [--ttl 10s] [--interval 2s] [--drain-for 30s]
+ *     [--config FILE] [--ttl 10s] [--interval 2s] [--drain-for 30s] [--metrics-port 9091]
  * </pre>
  * Redis comes from the config file's {@code redis} section or {@code SCROUTER_REDIS_ADDRESS} /
  * {@code SCROUTER_REDIS_PASSWORD}. Every flag also reads from {@code SCROUTER_REPLICA_<FLAG>} (for example
@@ -53,6 +55,10 @@ public final class PublisherCommand {
         RedisInstanceStore store = new RedisInstanceStore(client, new RedisKeys(redis.keyPrefix()));
         SparkReadiness readiness = new SparkReadiness(grpc, metricsUrl, Duration.ofSeconds(1));
         ReplicaPublisher publisher = new ReplicaPublisher(store, id, grpc, metricsUrl, ttl, readiness);
+        PublisherMetrics metrics = new PublisherMetrics(id, ttl, interval);
+        HTTPServer metricsServer = flags.containsKey("metrics-port")
+                ? HTTPServer.builder().port(port(flags.get("metrics-port"))).registry(metrics.registry()).buildAndStart()
+                : null;
 
         CountDownLatch stop = new CountDownLatch(1);
         CountDownLatch drained = new CountDownLatch(1);
@@ -67,22 +73,32 @@ public final class PublisherCommand {
             }
         }, "scrouter-publisher-drain"));
 
-        LOG.info("publishing replica={} grpc={} metrics={} ttl={} interval={}", id, grpc, metricsUrl, ttl, interval);
-        long drainUntil = Long.MAX_VALUE;
-        while (System.nanoTime() < drainUntil) {
+        LOG.atInfo().setMessage("publishing").addKeyValue("replica", id).addKeyValue("grpc", grpc)
+                .addKeyValue("metricsUrl", metricsUrl).addKeyValue("ttlMillis", ttl.toMillis())
+                .addKeyValue("intervalMillis", interval.toMillis()).log();
+        Runnable renew = () -> {
             try {
-                publisher.tick().get(interval.toMillis() + 2_000, TimeUnit.MILLISECONDS);
+                ReplicaState published = publisher.tick().get(interval.toMillis() + 2_000, TimeUnit.MILLISECONDS);
+                metrics.renewed(published, System.currentTimeMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             } catch (Exception e) {
-                LOG.warn("replica={} renewal failed ({}); retrying in {} ms. If this lasts longer than the ttl ({}), "
-                        + "routers drop the replica", id, e.toString(), interval.toMillis(), ttl);
+                metrics.renewalFailed();
+                LOG.atWarn().setMessage("renewal failed; retrying after the interval. If this lasts longer than the "
+                        + "ttl, routers drop the replica").addKeyValue("replica", id)
+                        .addKeyValue("error", e.toString()).addKeyValue("intervalMillis", interval.toMillis())
+                        .addKeyValue("ttlMillis", ttl.toMillis()).log();
             }
-            if (stop.await(interval.toMillis(), TimeUnit.MILLISECONDS) && drainUntil == Long.MAX_VALUE) {
-                drainUntil = System.nanoTime() + drainFor.toNanos();
-            }
-        }
-        LOG.info("replica={} drained for {}; no longer renewing, the entry expires within {}", id, drainFor, ttl);
+        };
+        new RenewalSchedule(renew, interval, drainFor, System::nanoTime, RenewalSchedule.onLatch(stop)).run();
+        LOG.atInfo().setMessage("drained; no longer renewing, the entry expires within the ttl")
+                .addKeyValue("replica", id).addKeyValue("drainForMillis", drainFor.toMillis())
+                .addKeyValue("ttlMillis", ttl.toMillis()).log();
         readiness.close();
         client.shutdown();
+        if (metricsServer != null) {
+            metricsServer.close();
+        }
         drained.countDown();
     }
 
@@ -104,7 +120,8 @@ public final class PublisherCommand {
 
     static Map<String, String> parse(String[] args, Map<String, String> env) {
         Map<String, String> flags = new HashMap<>();
-        for (String name : new String[] {"id", "grpc", "metrics-url", "ttl", "interval", "drain-for", "config"}) {
+        for (String name : new String[] {"id", "grpc", "metrics-url", "ttl", "interval", "drain-for", "config",
+                "metrics-port"}) {
             String fromEnv = env.get("SCROUTER_REPLICA_" + name.toUpperCase().replace('-', '_'));
             if (fromEnv != null && !fromEnv.isBlank()) {
                 flags.put(name, fromEnv);
@@ -114,11 +131,23 @@ public final class PublisherCommand {
             String a = args[i];
             if (!a.startsWith("--") || i + 1 >= args.length) {
                 throw new ConfigException(a, "is not understood; usage: publish --id ID --grpc IP:PORT "
-                        + "--metrics-url URL [--config FILE] [--ttl 10s] [--interval 2s] [--drain-for 30s]");
+                        + "--metrics-url URL [--config FILE] [--ttl 10s] [--interval 2s] [--drain-for 30s] [--metrics-port PORT]");
             }
             flags.put(a.substring(2), args[++i]);
         }
         return flags;
+    }
+
+    private static int port(String value) {
+        try {
+            int port = Integer.parseInt(value);
+            if (port >= 0 && port <= 65535) {
+                return port;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new ConfigException("--metrics-port", "must be a port number (0-65535), got '" + value + "'");
     }
 
     private static String required(Map<String, String> flags, String name) {

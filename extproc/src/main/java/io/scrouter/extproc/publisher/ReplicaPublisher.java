@@ -54,7 +54,8 @@ public final class ReplicaPublisher {
     public void drain() {
         draining = true;
         state = ReplicaState.DRAINING;
-        LOG.info("replica={} draining: no new sessions; existing sessions keep their replica", id);
+        LOG.atInfo().setMessage("draining: no new sessions; existing sessions keep their replica")
+                .addKeyValue("replica", id).log();
     }
 
     /** Checks readiness (unless draining) and renews the entry. Completes with the state published. */
@@ -79,8 +80,12 @@ public final class ReplicaPublisher {
             state = ReplicaState.WARMING;
         }
         if (state != before) {
-            LOG.info("replica={} {} -> {}{}", id, before.wireName(), state.wireName(),
-                    problem == null ? "" : " (" + problem + ")");
+            var event = LOG.atInfo().setMessage("published state changed").addKeyValue("replica", id)
+                    .addKeyValue("from", before.wireName()).addKeyValue("to", state.wireName());
+            if (problem != null) {
+                event = event.addKeyValue("reason", problem);
+            }
+            event.log();
         }
         return state;
     }

@@ -542,8 +542,9 @@ public final class SessionRouter {
             if (winner.lost()) {
                 LOG.debug("session={} is lost with replica {}", session, winner.replicaId());
             } else if (!winner.equals(Binding.to(replicaId))) {
-                LOG.warn("session={} is bound to {} in the store, not {} as this router had it; following the store",
-                        session, winner.replicaId(), replicaId);
+                LOG.atWarn().setMessage("session bound elsewhere in the store than this router had it; following "
+                        + "the store").addKeyValue("session", session).addKeyValue("replica", winner.replicaId())
+                        .addKeyValue("previousReplica", replicaId).log();
             }
         });
     }
@@ -588,11 +589,12 @@ public final class SessionRouter {
         for (String id : change.left()) {
             store.evictReplica(id).whenComplete((n, error) -> {
                 if (error != null) {
-                    LOG.warn("replica={} left the pool; marking its sessions lost failed ({}); another router or "
-                            + "the next change will retry", id, error.toString());
+                    LOG.atWarn().setMessage("replica left the pool; marking its sessions lost failed; another "
+                            + "router or the next change will retry").addKeyValue("replica", id)
+                            .addKeyValue("error", error.toString()).log();
                 } else if (n > 0) {
-                    LOG.info("replica={} left the pool; {} sessions bound to it now get a 'session lost' error",
-                            id, n);
+                    LOG.atInfo().setMessage("replica left the pool; its sessions now get a 'session lost' error")
+                            .addKeyValue("replica", id).addKeyValue("sessions", n).log();
                 }
             });
         }

@@ -294,6 +294,50 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void secondSectionOfTheSameNameIsRejectedInsteadOfReplacingTheFirst() {
+        // The reported case: the first server block's port and deadline would silently vanish.
+        ConfigException e = rejected(MINIMAL + """
+                server:
+                  port: 9100
+                  decisionDeadline: 120ms
+                admin:
+                  port: 9901
+                server:
+                  drainPeriod: 20s
+                """);
+
+        assertThat(e.key()).isEqualTo("server");
+        assertThat(e.getMessage()).contains("appears twice", "line 10");
+    }
+
+    @Test
+    void duplicateKeyInsideASectionIsRejectedByItsFullName() {
+        ConfigException e = rejected(MINIMAL + """
+                redis:
+                  address: redis://10.0.0.2:6379
+                  timeout: 50ms
+                  timeout: 5s
+                """);
+
+        assertThat(e.key()).isEqualTo("redis.timeout");
+    }
+
+    @Test
+    void duplicateKeyInsideAListEntryNamesTheEntry() {
+        ConfigException e = rejected("""
+                pool:
+                  static:
+                    - id: spark-0
+                      grpc: 10.0.0.5:15002
+                    - id: spark-1
+                      grpc: 10.0.0.6:15002
+                      grpc: 10.0.0.7:15002
+                """);
+
+        assertThat(e.key()).isEqualTo("pool.static[1].grpc");
+    }
+
+    @Test
     void environmentOverridesWinOverTheFile() {
         RouterConfig c = ConfigLoader.parse(FULL, Map.of(
                 "SCROUTER_PORT", "9300",

@@ -31,6 +31,12 @@ final class ExtProcProcess implements AutoCloseable {
     }
 
     static ExtProcProcess start(Path config, int port, Path log) throws IOException, InterruptedException {
+        return start(config, port, log, java.util.Map.of());
+    }
+
+    /** As {@link #start(Path, int, Path)}, with {@code env} (for example the log format) set for the process. */
+    static ExtProcProcess start(Path config, int port, Path log, java.util.Map<String, String> env)
+            throws IOException, InterruptedException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         // Surefire may put only a manifest jar on java.class.path; this property has the real one.
         String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
@@ -39,6 +45,7 @@ final class ExtProcProcess implements AutoCloseable {
                 .redirectOutput(log.toFile());
         // The environment overrides the file; a stray SCROUTER_* from the build machine must not.
         builder.environment().keySet().removeIf(name -> name.startsWith("SCROUTER_"));
+        builder.environment().putAll(env);
         ExtProcProcess started = new ExtProcProcess(builder.start(), log);
         started.awaitServing(port, Duration.ofSeconds(60));
         return started;

@@ -74,6 +74,55 @@ class KubernetesManifestTest {
         assertThat(resources.path("requests").path("cpu").asText()).isNotEmpty();
         assertThat(resources.path("requests").path("memory").asText()).isNotEmpty();
         assertThat(resources.path("limits").path("memory").asText()).isNotEmpty();
+        assertThat(resources.path("requests").path("memory").asText())
+                .as("memory request equals the limit: the node never reclaims what the JVM may use")
+                .isEqualTo(resources.path("limits").path("memory").asText());
+    }
+
+    @Test
+    void heapAndDirectMemoryLeaveAQuarterOfTheLimitForTheRestOfTheJvm() {
+        long limit = bytes(container().path("resources").path("limits").path("memory").asText());
+        String options = env("JAVA_TOOL_OPTIONS").path("value").asText();
+        Matcher percent = Pattern.compile("-XX:MaxRAMPercentage=([0-9.]+)").matcher(options);
+        Matcher direct = Pattern.compile("-XX:MaxDirectMemorySize=(\\S+)").matcher(options);
+        assertThat(percent.find()).as("heap sized from the limit in JAVA_TOOL_OPTIONS: %s", options).isTrue();
+        assertThat(direct.find()).as("direct memory bounded (its default equals the heap): %s", options).isTrue();
+        double heap = limit * Double.parseDouble(percent.group(1)) / 100;
+        long directBytes = bytes(direct.group(1).toUpperCase().replace("M", "Mi").replace("G", "Gi")
+                .replace("K", "Ki"));
+        // Metaspace, code cache, thread stacks and GC structures take the rest; a quarter is the margin.
+        assertThat(heap + directBytes).as("heap %.0f + direct %d bytes within 75%% of the %d-byte limit",
+                heap, directBytes, limit).isLessThanOrEqualTo(limit * 0.75);
+
+        // Flags on the image's command line would win over JAVA_TOOL_OPTIONS and undo this sizing.
+        String dockerfile = RepoFiles.read(RepoFiles.root().resolve("Dockerfile"));
+        assertThat(dockerfile).doesNotContain("MaxRAMPercentage=75").doesNotContainPattern(
+                "(?m)^ENTRYPOINT.*(MaxRAMPercentage|MaxDirectMemorySize|Xmx)");
+    }
+
+    @Test
+    void podsSpreadOverZonesAndHostsAndCarryNoServiceAccountToken() {
+        List<String> keys = new ArrayList<>();
+        podSpec().path("topologySpreadConstraints").forEach(c -> {
+            keys.add(c.path("topologyKey").asText());
+            assertSelects(deployment.where() + " spread", c.path("labelSelector").path("matchLabels"));
+        });
+        assertThat(keys).contains("topology.kubernetes.io/zone", "kubernetes.io/hostname");
+        assertThat(podSpec().path("automountServiceAccountToken").isBoolean()).isTrue();
+        assertThat(podSpec().path("automountServiceAccountToken").asBoolean())
+                .as("the router never calls the Kubernetes API").isFalse();
+    }
+
+    /** A Kubernetes memory quantity in bytes (binary suffixes only, which is what the manifests use). */
+    private static long bytes(String quantity) {
+        Matcher m = Pattern.compile("(\\d+)(Ki|Mi|Gi)?").matcher(quantity);
+        assertThat(m.matches()).as("memory quantity %s", quantity).isTrue();
+        long n = Long.parseLong(m.group(1));
+        return m.group(2) == null ? n : switch (m.group(2)) {
+            case "Ki" -> n << 10;
+            case "Mi" -> n << 20;
+            default -> n << 30;
+        };
     }
 
     @Test
@@ -171,10 +220,26 @@ class KubernetesManifestTest {
 
         assertThat(dockerfile).contains("EXPOSE " + RouteHeaders.DEFAULT_EXTPROC_PORT)
                 .containsPattern("(?m)^FROM eclipse-temurin:17-jre")
-                .containsPattern("(?m)^USER (?!root|0)\\S+");
-        Matcher copied = Pattern.compile("(?m)^COPY (\\S+) ").matcher(dockerfile);
-        assertThat(copied.find()).isTrue();
-        assertThat(copied.group(1)).isEqualTo("extproc/target/extproc-" + projectVersion() + "-all.jar");
+                .containsPattern("(?m)^USER (?!root|0)\\S+")
+                .contains("org.opencontainers.image.version=\"" + projectVersion() + "\"");
+
+        // Layered: the dependencies the image profile copies, then the application jar the build produces.
+        List<String> copied = new ArrayList<>();
+        Matcher copy = Pattern.compile("(?m)^COPY (\\S+) ").matcher(dockerfile);
+        while (copy.find()) {
+            copied.add(copy.group(1));
+        }
+        String pom = RepoFiles.read(RepoFiles.root().resolve("extproc/pom.xml"));
+        assertThat(pom).contains("<outputDirectory>${project.build.directory}/image/libs</outputDirectory>");
+        assertThat(copied).containsExactly("extproc/target/image/libs/",
+                "extproc/target/extproc-" + projectVersion() + ".jar");
+
+        // The build context sends exactly those inputs; everything else stays out of it.
+        List<String> ignore = RepoFiles.read(RepoFiles.root().resolve(".dockerignore")).lines()
+                .filter(l -> !l.isBlank() && !l.startsWith("#")).toList();
+        assertThat(ignore.get(0)).isEqualTo("*");
+        assertThat(ignore.subList(1, ignore.size())).containsExactlyInAnyOrderElementsOf(
+                copied.stream().map(c -> "!" + c).toList());
     }
 
     @Test
@@ -210,9 +275,23 @@ class KubernetesManifestTest {
         for (Path kustomization : kustomizations) {
             Path dir = kustomization.getParent();
             JsonNode doc = EnvoyProtos.yamlTree(RepoFiles.read(kustomization));
-            assertThat(doc.path("kind").asText()).isEqualTo("Kustomization");
+            assertThat(doc.path("kind").asText()).isIn("Kustomization", "Component");
             Set<String> listed = new HashSet<>();
-            doc.path("resources").forEach(r -> listed.add(r.asText()));
+            for (JsonNode r : doc.path("resources")) {
+                Path target = dir.resolve(r.asText()).normalize();
+                if (Files.isDirectory(target)) {
+                    // Another kustomization (base, parameters), not a file beside this one.
+                    assertThat(target.resolve(Manifest.KUSTOMIZATION)).as("%s resource %s", RepoFiles.relative(
+                            kustomization), r.asText()).isRegularFile();
+                } else {
+                    listed.add(r.asText());
+                }
+            }
+            for (JsonNode c : doc.path("components")) {
+                Path component = dir.resolve(c.asText()).normalize().resolve(Manifest.KUSTOMIZATION);
+                assertThat(EnvoyProtos.yamlTree(RepoFiles.read(component)).path("kind").asText())
+                        .as("%s component %s", RepoFiles.relative(kustomization), c.asText()).isEqualTo("Component");
+            }
 
             Set<String> present = new HashSet<>();
             try (Stream<Path> files = Files.list(dir)) {
@@ -238,7 +317,8 @@ class KubernetesManifestTest {
             }
         });
         assertThat(Manifest.all()).extracting(Manifest::kind).containsOnly("Namespace", "Secret", "ConfigMap",
-                "Deployment", "Service", "PodDisruptionBudget", "Gateway", "VirtualService", "EnvoyFilter");
+                "Deployment", "Service", "PodDisruptionBudget", "Gateway", "VirtualService", "EnvoyFilter",
+                "AuthorizationPolicy", "NetworkPolicy", "PodMonitor", "PrometheusRule");
         assertThat(Manifest.only("Namespace").name()).isEqualTo(deployment.namespace());
     }
 

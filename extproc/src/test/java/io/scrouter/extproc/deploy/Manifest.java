@@ -9,12 +9,23 @@ record Manifest(Path file, JsonNode doc) {
 
     static final String KUSTOMIZATION = "kustomization.yaml";
 
-    /** Every object in every manifest file under {@code istio/} (kustomizations are not objects). */
+    /**
+     * Every object in every manifest file under {@code istio/}, as written (before kustomize's parameters are
+     * applied, so with their default values). Kustomizations, components and the local-config install
+     * parameters are not objects the cluster receives.
+     */
     static List<Manifest> all() {
         return RepoFiles.istioYaml().stream()
                 .filter(p -> !p.getFileName().toString().equals(KUSTOMIZATION))
                 .flatMap(p -> EnvoyProtos.yamlDocuments(RepoFiles.read(p)).stream().map(d -> new Manifest(p, d)))
+                .filter(m -> !m.isLocalConfig())
                 .toList();
+    }
+
+    /** Kustomize reads these objects but never emits them (the install parameters). */
+    boolean isLocalConfig() {
+        return "true".equals(doc.path("metadata").path("annotations").path("config.kubernetes.io/local-config")
+                .asText());
     }
 
     static List<Manifest> ofKind(String kind) {

@@ -24,6 +24,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class GrafanaDashboardTest {
 
     private static final Pattern METRIC = Pattern.compile("scrouter_[a-z_]+");
+    /** A range selector: {@code [5m]}, {@code [$__rate_interval]}. */
+    private static final Pattern RANGE = Pattern.compile("\\[([^\\]]+)\\]");
 
     @Test
     void everyMetricTheDashboardQueriesIsExported() throws Exception {
@@ -40,6 +42,9 @@ class GrafanaDashboardTest {
             }
         }
         assertThat(queried).hasSizeGreaterThan(10);
+        assertThat(rangesOf(root)).as("every rate window is Grafana's $__rate_interval, which follows the "
+                + "scrape interval and the zoom; a fixed [1m] shows nothing under a 1m scrape interval")
+                .isNotEmpty().containsOnly("$__rate_interval");
 
         Set<String> exported = new HashSet<>();
         try (SparkRestStandIn rest = new SparkRestStandIn();
@@ -63,5 +68,18 @@ class GrafanaDashboardTest {
             }
         }
         assertThat(exported).containsAll(queried);
+    }
+
+    private static Set<String> rangesOf(JsonNode dashboard) {
+        Set<String> ranges = new HashSet<>();
+        for (JsonNode panel : dashboard.get("panels")) {
+            for (JsonNode target : panel.get("targets")) {
+                Matcher m = RANGE.matcher(target.get("expr").asText());
+                while (m.find()) {
+                    ranges.add(m.group(1));
+                }
+            }
+        }
+        return ranges;
     }
 }

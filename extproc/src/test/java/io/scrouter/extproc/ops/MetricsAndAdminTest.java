@@ -33,7 +33,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class MetricsAndAdminTest {
 
-    private static final Pattern SAMPLE = Pattern.compile("^([a-z_]+)(\\{[^}]*\\})? ([0-9.eE+-]+|NaN)$");
+    private static final Pattern SAMPLE = Pattern.compile("^([a-z_0-9]+)(\\{[^}]*\\})? ([0-9.eE+-]+|NaN)$");
 
     private SparkRestStandIn busy;
     private SparkRestStandIn idle;
@@ -143,6 +143,25 @@ class MetricsAndAdminTest {
             }
         });
         assertThat(scrape()).containsEntry("scrouter_replica_fresh{replica=\"busy\"}", 0.0);
+    }
+
+    @Test
+    void scrapeCarriesTheBuildVersionAndJvmAndProcessSeriesAndNoSinceStartHitRatio() throws Exception {
+        Map<String, Double> m = scrape();
+
+        // The version Maven builds, read from the pom rather than from the code under test.
+        String pom = java.nio.file.Files.readString(java.nio.file.Path.of("pom.xml"));
+        Matcher version = Pattern.compile("<parent>.*?<version>([^<]+)</version>", Pattern.DOTALL).matcher(pom);
+        assertThat(version.find()).isTrue();
+        assertThat(m).containsEntry("scrouter_build_info{version=\"" + version.group(1).trim() + "\"}", 1.0);
+        assertThat(m.keySet()).as("JVM and process series")
+                .anyMatch(k -> k.startsWith("jvm_memory_used_bytes{area=\"heap\"}"))
+                .anyMatch(k -> k.startsWith("jvm_threads_current"))
+                .anyMatch(k -> k.startsWith("jvm_gc_collection_seconds_count"))
+                .anyMatch(k -> k.startsWith("process_cpu_seconds_total"))
+                .anyMatch(k -> k.startsWith("process_start_time_seconds"));
+        // It read 1.0 before any lookup and duplicated what the dashboard computes from the two counters.
+        assertThat(m.keySet()).noneMatch(k -> k.startsWith("scrouter_near_cache_hit_ratio"));
     }
 
     private static org.assertj.core.data.Offset<Double> within() {
