@@ -6,8 +6,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.NettyChannelBuilder;
-import io.scrouter.extproc.testing.EnvoyStandIn;
-import io.scrouter.extproc.testing.RedisProcess;
+import io.scrouter.extproc.testing.ExtProcClient;
+import io.scrouter.testkit.redis.RedisProcess;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -106,8 +106,8 @@ class JsonLogLinesTest {
             ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
             try {
                 String session = UUID.randomUUID().toString();
-                assertThat(EnvoyStandIn.upstreamOf(new EnvoyStandIn(channel)
-                        .send(EnvoyStandIn.sparkCall("ExecutePlan", session)))).isEqualTo("127.0.0.1:24031");
+                assertThat(ExtProcClient.upstreamOf(new ExtProcClient(channel)
+                        .send(ExtProcClient.sparkCall("ExecutePlan", session)))).isEqualTo("127.0.0.1:24031");
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
                 while (!Files.readString(out).contains(session)) {
                     assertThat(System.nanoTime()).as("decision logged within 30 s").isLessThan(deadline);
