@@ -167,6 +167,8 @@ public final class RouterServer implements AutoCloseable {
         } catch (Exception e) {
             LOG.warn("first pool read did not finish: {}; starting with an empty pool, the next poll retries", e.toString());
         }
+        // Now that the pool is known, learn the other routers' bindings before taking requests.
+        router.reconcile();
         List<String> ids = pool.snapshot().all().stream().map(Replica::id).toList();
         counts.refresh(ids, 1000);
         prober.probeAll();

@@ -140,7 +140,9 @@ class RedisOutageTest {
             Await.until("fallback placement written back to Redis", () -> {
                 try {
                     route(a, "ExecutePlan", sample);
-                    return expectedId.equals(redis.command("GET", "out:session:" + sample));
+                    String value = redis.command("GET", "out:session:" + sample);
+                    return !value.equals("$-1") && expectedId.equals(
+                            io.scrouter.extproc.session.Binding.decode(value).replicaId());
                 } catch (Exception e) {
                     return false;
                 }

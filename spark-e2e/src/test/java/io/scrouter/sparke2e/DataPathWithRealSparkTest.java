@@ -441,7 +441,9 @@ class DataPathWithRealSparkTest {
             assertThat(upstreamsOf(id)).containsExactly(home);
             awaitTrue("the owner's work revived the binding", 30, () -> {
                 try {
-                    return redis.command("GET", PREFIX + ":session:" + id).equals(replicaIdAt(home));
+                    String value = redis.command("GET", PREFIX + ":session:" + id);
+                    return !value.startsWith("!") && io.scrouter.extproc.session.Binding.decode(value).replicaId()
+                            .equals(replicaIdAt(home));
                 } catch (IOException e) {
                     return false;
                 }

@@ -81,7 +81,8 @@ public final class RedisInstanceStore implements InstanceStore {
             ReplicaState state = ReplicaState.parse(n.path("state").asText(null)).orElseThrow(
                     () -> new IllegalArgumentException("state must be ready, warming or draining"));
             String metrics = n.hasNonNull("metricsUrl") ? n.get("metricsUrl").asText() : null;
-            Replica r = new Replica(id, n.path("grpc").asText(null), metrics, state);
+            String instance = n.hasNonNull("instance") ? n.get("instance").asText() : null;
+            Replica r = new Replica(id, n.path("grpc").asText(null), metrics, state, instance);
             reportedInvalid.remove(id);
             return Optional.of(r);
         } catch (IOException | IllegalArgumentException e) {
@@ -103,6 +104,9 @@ public final class RedisInstanceStore implements InstanceStore {
             n.put("metricsUrl", replica.metricsUrl());
         }
         n.put("state", replica.state().wireName());
+        if (replica.instance() != null) {
+            n.put("instance", replica.instance());
+        }
         return redis.getBucket(keys.replica(replica.id()), StringCodec.INSTANCE)
                 .setAsync(n.toString(), ttl).toCompletableFuture()
                 .thenCompose(x -> index().addAsync(replica.id()).toCompletableFuture())

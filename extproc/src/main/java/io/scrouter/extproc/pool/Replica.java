@@ -9,8 +9,18 @@ import java.util.Objects;
  * @param grpcAddress literal {@code ip:port} of its Spark Connect gRPC endpoint (validated)
  * @param metricsUrl  base URL of its Spark UI / REST API, or null when it has none (never scored as fresh)
  * @param state       lifecycle state
+ * @param instance    which driver serves under this id now (its Spark application id, as the publisher reads
+ *                    it), or null when nothing publishes one; see {@link #identity()}
  */
-public record Replica(String id, String grpcAddress, String metricsUrl, ReplicaState state) {
+public record Replica(String id, String grpcAddress, String metricsUrl, ReplicaState state, String instance) {
+
+    /** Instance ids are printable ASCII without spaces or '@' (the separator in stored bindings). */
+    private static final java.util.regex.Pattern INSTANCE = java.util.regex.Pattern.compile("[!-?A-~]{1,128}");
+
+    /** A replica whose driver is known only by its address (static pools, controllers that publish no instance). */
+    public Replica(String id, String grpcAddress, String metricsUrl, ReplicaState state) {
+        this(id, grpcAddress, metricsUrl, state, null);
+    }
 
     public Replica {
         if (!ReplicaAddress.isValidId(id)) {
@@ -23,6 +33,24 @@ public record Replica(String id, String grpcAddress, String metricsUrl, ReplicaS
         }
         grpcAddress = canonical.get();
         Objects.requireNonNull(state, "state");
+        if (instance != null && !INSTANCE.matcher(instance).matches()) {
+            throw new IllegalArgumentException("replica " + id + " instance must be 1-128 printable characters "
+                    + "without spaces or '@', got " + instance.length() + " characters");
+        }
+    }
+
+    /**
+     * The driver behind this id: its instance if published, else its address. Sessions are bound to it, and a
+     * replica whose identity changes (re-registered at a new address, or its driver restarted in place) is a
+     * different driver: the sessions of the old one are gone.
+     */
+    public String identity() {
+        return instance != null ? instance : grpcAddress;
+    }
+
+    /** How sessions bound to this replica record it: {@code <id>@<identity>}. */
+    public String boundAs() {
+        return id + "@" + identity();
     }
 
     public boolean takesNewSessions() {

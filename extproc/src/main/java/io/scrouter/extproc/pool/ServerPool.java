@@ -46,8 +46,9 @@ public final class ServerPool {
             Replica now = after.get(r.id());
             if (now == null) {
                 left.add(r.id());
-            } else if (!now.grpcAddress().equals(r.grpcAddress())) {
-                // Same id, new address: a different Spark driver. Sessions of the old one are gone with it.
+            } else if (!now.identity().equals(r.identity())) {
+                // Same id, another driver (a new address, or a new instance at the same address): sessions of
+                // the old one are gone with it.
                 left.add(r.id());
                 joined.add(r.id());
                 changed.remove(r.id());

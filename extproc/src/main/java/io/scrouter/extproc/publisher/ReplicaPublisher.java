@@ -64,7 +64,7 @@ public final class ReplicaPublisher {
                 : readiness.notReadyReason();
         return check.thenCompose(problem -> {
             ReplicaState next = nextState(problem);
-            Replica entry = new Replica(id, grpcAddress, metricsUrl, next);
+            Replica entry = new Replica(id, grpcAddress, metricsUrl, next, readiness.instance());
             return store.publish(entry, ttl).thenApply(x -> next);
         });
     }

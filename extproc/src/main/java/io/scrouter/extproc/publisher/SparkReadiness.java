@@ -24,6 +24,7 @@ public final class SparkReadiness implements ReadinessCheck, AutoCloseable {
     private final HttpClient http;
     private final URI applications;
     private final Duration timeout;
+    private volatile String applicationId;
 
     public SparkReadiness(String grpcAddress, String metricsUrl, Duration timeout) {
         int colon = grpcAddress.lastIndexOf(':');
@@ -75,12 +76,17 @@ public final class SparkReadiness implements ReadinessCheck, AutoCloseable {
                 return "monitoring REST API answered HTTP " + response.statusCode();
             }
             try {
-                SparkRestParser.applicationId(response.body());
+                applicationId = SparkRestParser.applicationId(response.body());
                 return null;
             } catch (Exception e) {
                 return "monitoring REST API lists no application yet";
             }
         });
+    }
+
+    @Override
+    public String instance() {
+        return applicationId;
     }
 
     @Override

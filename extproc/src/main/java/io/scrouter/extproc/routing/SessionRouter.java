@@ -68,6 +68,17 @@ public final class SessionRouter {
             new java.util.concurrent.ConcurrentLinkedQueue<>();
     private volatile String knownEpoch;
     private final java.util.function.BiConsumer<String, String> peerFeed = this::learnPeerBinding;
+    /** Peer bindings to replicas not in the pool yet, oldest first, bounded: see {@link #learnPeerBinding}. */
+    private final Map<String, Binding> bindingsToUnknownReplicas = new java.util.LinkedHashMap<>(16, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Binding> eldest) {
+            return size() > MAX_BINDINGS_TO_UNKNOWN_REPLICAS;
+        }
+    };
+    private static final int MAX_BINDINGS_TO_UNKNOWN_REPLICAS = 10_000;
+    /** Drivers whose sessions must still be marked lost in the store ({@code <id>@<identity>}). */
+    private final java.util.Set<String> pendingEvictions = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final java.util.Set<String> evictionsInFlight = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final java.util.concurrent.atomic.AtomicInteger claimsInFlight = new java.util.concurrent.atomic.AtomicInteger();
 
     public SessionRouter(ServerPool pool, PoolRefresher poolRefresher, SessionStore store, LoadBoard board,
@@ -87,21 +98,44 @@ public final class SessionRouter {
                 .expireAfterAccess(Duration.ofMillis(settings.idleTtlMillis()))
                 .recordStats()
                 .build();
+        // The binding feed is first read on the first reconcile, after the pool has been read: entries for
+        // replicas the pool does not know yet would be dropped while the feed's position moved past them.
         pool.onChange(this::onPoolChange);
-        store.catchUpOnBindings(peerFeed);
     }
 
 
     /**
      * Another router bound a session: remember it, unless this router already holds a binding for it. Only
-     * well-formed ids of known replicas are taken, so a stray message cannot plant an odd entry.
+     * well-formed ids are taken. A binding to a replica this router's pool does not have yet (the other router
+     * saw it join first) is kept aside and taken once the pool has it, rather than dropped while the feed moves
+     * past it.
      */
-    private void learnPeerBinding(String sessionId, String replicaId) {
-        if (!SessionIds.isValid(sessionId) || pool.snapshot().get(replicaId) == null) {
+    private void learnPeerBinding(String sessionId, String replica) {
+        if (!SessionIds.isValid(sessionId)) {
             return;
         }
-        nearCache.asMap().putIfAbsent(SessionIds.canonical(sessionId),
-                new CachedBinding(Binding.to(replicaId), true, clock.getAsLong()));
+        Binding binding = Binding.to(replica);
+        String session = SessionIds.canonical(sessionId);
+        if (pool.snapshot().get(binding.replicaId()) == null) {
+            synchronized (bindingsToUnknownReplicas) {
+                bindingsToUnknownReplicas.put(session, binding);
+            }
+            return;
+        }
+        nearCache.asMap().putIfAbsent(session, new CachedBinding(binding, true, clock.getAsLong()));
+    }
+
+    /** Takes the kept-aside peer bindings whose replica the pool now has. */
+    private void learnBindingsToNewReplicas() {
+        synchronized (bindingsToUnknownReplicas) {
+            bindingsToUnknownReplicas.entrySet().removeIf(e -> {
+                if (pool.snapshot().get(e.getValue().replicaId()) == null) {
+                    return false;
+                }
+                nearCache.asMap().putIfAbsent(e.getKey(), new CachedBinding(e.getValue(), true, clock.getAsLong()));
+                return true;
+            });
+        }
     }
 
     /**
@@ -136,7 +170,7 @@ public final class SessionRouter {
                 afterRoute(session, cached, route, rpc);
                 return done(d);
             }
-            if (cached.binding.routable()) {
+            if (cached.binding.routable() && pool.snapshot().get(cached.binding.replicaId()) == null) {
                 // Bound to a replica this router does not know: maybe our pool is behind. Look again.
                 return resolveUnknownReplica(session, cached.binding, rpc);
             }
@@ -176,7 +210,7 @@ public final class SessionRouter {
         CompletableFuture<Lookup> call = proposal == null
                 ? withOneRetry(() -> store.find(session)).thenApply(found -> found.map(b -> new Lookup(b, false))
                         .orElse(null))
-                : withOneRetry(() -> store.findOrBind(session, proposal.replica().id()));
+                : withOneRetry(() -> store.findOrBind(session, proposal.replica().boundAs()));
         return call.handle((lookup, error) -> {
             if (error != null) {
                 return done(rpc == Rpc.WORK ? storeUnanswered(session, error) : storeUnansweredForCleanup(error));
@@ -208,7 +242,10 @@ public final class SessionRouter {
                 afterRoute(session, entry, route, rpc);
                 return done(d);
             }
-            return b.lost() ? done(d) : resolveUnknownReplica(session, b, rpc);
+            // A replica id this router does not know may be a pool that is behind: look again. A known id with
+            // another driver is final.
+            return b.lost() || pool.snapshot().get(b.replicaId()) != null ? done(d)
+                    : resolveUnknownReplica(session, b, rpc);
         }).thenCompose(f -> f);
     }
 
@@ -252,6 +289,22 @@ public final class SessionRouter {
                 : new Decision.Route(proposal.replica(), proposal.outcome());
     }
 
+    /**
+     * The replicas rendezvous hashing may choose from: the ready ones whose last probe did not fail (a replica
+     * that died gets no new session, whatever the store's health), or all ready ones when every probe fails (the
+     * metrics side is down, not Spark). Every router's probes fail for a dead replica, so routers still agree;
+     * they can differ for one probe interval around a failure, for new sessions only.
+     */
+    private List<Replica> answeringProbes(List<Replica> ready) {
+        List<Replica> answering = new ArrayList<>(ready.size());
+        for (Replica r : ready) {
+            if (board.get(r.id()).consecutiveFailures() == 0) {
+                answering.add(r);
+            }
+        }
+        return answering.isEmpty() ? ready : answering;
+    }
+
     /** Where a new session would be placed, and how that choice was made. */
     private record Proposal(Replica replica, Decision.Outcome outcome) {
     }
@@ -265,7 +318,8 @@ public final class SessionRouter {
             return null;
         }
         if (settling()) {
-            return new Proposal(Rendezvous.pick(session, snapshot.ready()), Decision.Outcome.FALLBACK);
+            return new Proposal(Rendezvous.pick(session, answeringProbes(snapshot.ready())),
+                    Decision.Outcome.FALLBACK);
         }
         Optional<Placement> placement = placer.place(candidates(snapshot), ThreadLocalRandom.current());
         if (placement.isEmpty()) {
@@ -326,10 +380,12 @@ public final class SessionRouter {
      */
     public void reconcile() {
         // Catch up on other routers' new bindings, including any announced while this one was cut off.
+        learnBindingsToNewReplicas();
         store.catchUpOnBindings(peerFeed);
         if (storeHealth.isOpen()) {
             return;
         }
+        evictPending();
         checkForDataLoss();
         if (!unconfirmed.isEmpty() || !rewrite.isEmpty()) {
             pumpWriteBacks();
@@ -381,7 +437,7 @@ public final class SessionRouter {
             if (entry == null || entry.confirmed) {
                 it.remove();
             } else if (entry.claimPush(now, settings.retryUnconfirmedMillis())) {
-                track(claim(session, entry.binding.replicaId()));
+                track(claim(session, entry.binding.bound()));
             }
         }
         while (claimsInFlight.get() < MAX_CLAIMS_IN_FLIGHT) {
@@ -391,7 +447,7 @@ public final class SessionRouter {
             }
             CachedBinding entry = nearCache.getIfPresent(session);
             if (entry != null && entry.confirmed && !entry.binding.lost()) {
-                track(confirm(session, entry.binding.replicaId()));
+                track(confirm(session, entry.binding.bound()));
             }
         }
     }
@@ -428,9 +484,9 @@ public final class SessionRouter {
         if (ready.isEmpty()) {
             return Rejections.noReadyReplica(pool.snapshot().size());
         }
-        Replica r = Rendezvous.pick(session, ready);
+        Replica r = Rendezvous.pick(session, answeringProbes(ready));
         // Pushed "long ago", so the first hit after retryUnconfirmed offers it to the store.
-        nearCache.put(session, new CachedBinding(Binding.to(r.id()), false, clock.getAsLong()
+        nearCache.put(session, new CachedBinding(Binding.to(r.boundAs()), false, clock.getAsLong()
                 - settings.refreshEveryMillis() + settings.retryUnconfirmedMillis()));
         unconfirmed.add(session);
         return new Decision.Route(r, Decision.Outcome.FALLBACK);
@@ -442,6 +498,11 @@ public final class SessionRouter {
         }
         Replica r = snapshot.get(binding.replicaId());
         if (r == null) {
+            return Rejections.sessionLost(session, binding.replicaId());
+        }
+        if (binding.instance() != null && !binding.instance().equals(r.identity())) {
+            // Same id, another driver (re-registered at a new address, or restarted in place): the session's state
+            // was in the old one. Checked on every request, whether or not the tombstones are written yet.
             return Rejections.sessionLost(session, binding.replicaId());
         }
         return new Decision.Route(r, Decision.Outcome.KNOWN);
@@ -461,17 +522,17 @@ public final class SessionRouter {
     }
 
     private void afterRoute(String session, CachedBinding entry, Decision.Route route, Rpc rpc) {
-        String replicaId = route.replica().id();
+        String replica = route.replica().boundAs();
         switch (rpc) {
-            case RELEASE_SESSION -> release(session, entry, replicaId);
+            case RELEASE_SESSION -> release(session, entry, replica);
             case CLEANUP -> {
                 // Routed by the binding it found; touches nothing.
             }
             case WORK -> {
                 if (entry.binding.released()) {
-                    revive(session, replicaId);
+                    revive(session, replica);
                 } else {
-                    keepAlive(session, entry, replicaId);
+                    keepAlive(session, entry, replica);
                 }
             }
         }
@@ -482,57 +543,57 @@ public final class SessionRouter {
      * the client sends after it (an asynchronous ReleaseExecute) reach the same replica, and a release sent
      * by someone else than the session's owner does not strand the owner (see {@link SessionStore#release}).
      */
-    private void release(String session, CachedBinding entry, String replicaId) {
-        if (!entry.binding.equals(Binding.to(replicaId))) {
+    private void release(String session, CachedBinding entry, String replica) {
+        if (entry.binding.state() != Binding.State.LIVE) {
             return;
         }
         long now = clock.getAsLong();
-        nearCache.put(session, new CachedBinding(Binding.releasedFrom(replicaId), entry.confirmed, now,
+        nearCache.put(session, new CachedBinding(entry.binding.as(Binding.State.RELEASED), entry.confirmed, now,
                 now + settings.releaseGraceMillis()));
-        withDeadline(store.release(session, replicaId)).exceptionally(e -> {
+        withDeadline(store.release(session, entry.binding.bound())).exceptionally(e -> {
             backgroundFailed("release", session, e);
             return null;
         });
     }
 
     /** A released session is used again: it is live, counted and kept alive as before its release. */
-    private void revive(String session, String replicaId) {
-        nearCache.put(session, new CachedBinding(Binding.to(replicaId), true, clock.getAsLong()));
-        withDeadline(store.touch(session, replicaId)).whenComplete((revived, error) -> {
+    private void revive(String session, String replica) {
+        nearCache.put(session, new CachedBinding(Binding.to(replica), true, clock.getAsLong()));
+        withDeadline(store.touch(session, replica)).whenComplete((revived, error) -> {
             if (error != null) {
                 backgroundFailed("revive", session, error);
             } else if (!revived) {
                 // The released key expired meanwhile: bind the session again where it lives.
-                confirm(session, replicaId);
+                confirm(session, replica);
             }
         });
     }
 
-    private void keepAlive(String session, CachedBinding entry, String replicaId) {
+    private void keepAlive(String session, CachedBinding entry, String replica) {
         long now = clock.getAsLong();
         if (!entry.claimPush(now, settings.refreshEveryMillis())) {
             return;
         }
         if (!entry.confirmed) {
-            claim(session, replicaId);
+            claim(session, replica);
             return;
         }
-        withDeadline(store.touch(session, replicaId)).whenComplete((stillBound, error) -> {
+        withDeadline(store.touch(session, replica)).whenComplete((stillBound, error) -> {
             if (error != null) {
                 backgroundFailed("idle-timer push", session, error);
             } else {
                 storeHealth.success();
                 if (!stillBound) {
                     // The store lost the binding (flushed, failed over, expired early): write ours back.
-                    confirm(session, replicaId);
+                    confirm(session, replica);
                 }
             }
         });
     }
 
     /** Offers a binding the store lost; adopts the store's if another router's differs. */
-    private CompletableFuture<Binding> confirm(String session, String replicaId) {
-        return withDeadline(store.bindIfAbsent(session, replicaId)).whenComplete((winner, error) -> {
+    private CompletableFuture<Binding> confirm(String session, String replica) {
+        return withDeadline(store.bindIfAbsent(session, replica)).whenComplete((winner, error) -> {
             if (error != null) {
                 backgroundFailed("write-back", session, error);
                 return;
@@ -541,10 +602,10 @@ public final class SessionRouter {
             nearCache.put(session, new CachedBinding(winner, true, clock.getAsLong()));
             if (winner.lost()) {
                 LOG.debug("session={} is lost with replica {}", session, winner.replicaId());
-            } else if (!winner.equals(Binding.to(replicaId))) {
+            } else if (!winner.equals(Binding.to(replica))) {
                 LOG.atWarn().setMessage("session bound elsewhere in the store than this router had it; following "
                         + "the store").addKeyValue("session", session).addKeyValue("replica", winner.replicaId())
-                        .addKeyValue("previousReplica", replicaId).log();
+                        .addKeyValue("previousReplica", replica).log();
             }
         });
     }
@@ -558,8 +619,8 @@ public final class SessionRouter {
      * same replica, so they all write the same value and converge on where the session really lives. A
      * tombstone still wins: a replica that left the pool is gone whatever was routed.
      */
-    private CompletableFuture<Binding> claim(String session, String replicaId) {
-        return withDeadline(store.claim(session, replicaId)).whenComplete((held, error) -> {
+    private CompletableFuture<Binding> claim(String session, String replica) {
+        return withDeadline(store.claim(session, replica)).whenComplete((held, error) -> {
             if (error != null) {
                 backgroundFailed("claim", session, error);
                 return;
@@ -579,21 +640,54 @@ public final class SessionRouter {
         LOG.debug("session={} background {} failed: {}", session, what, error.toString());
     }
 
+    /**
+     * A replica left the pool, or its identity changed (same id, another driver): its sessions are gone. The
+     * near-cache drops them at once, and the store marks them lost so that every router answers them with the
+     * clear error. Marking is retried on every reconcile until the store has done it: a failed attempt must not
+     * leave bindings that a later driver under the same id would silently pick up (the request path checks the
+     * identity too, so it never routes them meanwhile).
+     */
     private void onPoolChange(PoolChange change) {
+        if (!change.joined().isEmpty()) {
+            learnBindingsToNewReplicas();
+        }
         if (change.left().isEmpty()) {
             return;
         }
-        // Drop cached bindings to departed replicas; the next request reads the store's tombstone.
-        nearCache.asMap().values().removeIf(e -> change.left().contains(e.binding.replicaId())
-                && !e.binding.lost());
         for (String id : change.left()) {
-            store.evictReplica(id).whenComplete((n, error) -> {
+            Replica gone = change.before().get(id);
+            if (gone != null) {
+                pendingEvictions.add(gone.boundAs());
+            }
+        }
+        nearCache.asMap().values().removeIf(e -> !e.binding.lost() && change.left().contains(e.binding.replicaId())
+                && !stillServes(change.after(), e.binding));
+        evictPending();
+    }
+
+    /** True if the pool still has the driver this binding names (a new driver under the id does not count). */
+    private static boolean stillServes(PoolSnapshot snapshot, Binding binding) {
+        Replica r = snapshot.get(binding.replicaId());
+        return r != null && binding.instance() != null && binding.instance().equals(r.identity());
+    }
+
+    private void evictPending() {
+        for (String replica : pendingEvictions) {
+            if (!evictionsInFlight.add(replica)) {
+                continue;
+            }
+            withDeadline(store.evictReplica(replica), settings.storeTimeoutMillis() * 20).whenComplete((n, error) -> {
+                evictionsInFlight.remove(replica);
+                String id = Binding.replicaIdOf(replica);
                 if (error != null) {
-                    LOG.atWarn().setMessage("replica left the pool; marking its sessions lost failed; another "
-                            + "router or the next change will retry").addKeyValue("replica", id)
+                    LOG.atWarn().setMessage("a replica's driver is gone; marking its sessions lost failed, retrying "
+                            + "at the next pool poll").addKeyValue("replica", id)
                             .addKeyValue("error", error.toString()).log();
-                } else if (n > 0) {
-                    LOG.atInfo().setMessage("replica left the pool; its sessions now get a 'session lost' error")
+                    return;
+                }
+                pendingEvictions.remove(replica);
+                if (n > 0) {
+                    LOG.atInfo().setMessage("a replica's driver is gone; its sessions now get a 'session lost' error")
                             .addKeyValue("replica", id).addKeyValue("sessions", n).log();
                 }
             });
@@ -658,11 +752,17 @@ public final class SessionRouter {
 
     /** The cached binding of a session, if this router holds one (for the admin view and tests). */
     public Optional<Binding> cachedBinding(String sessionId) {
-        return Optional.ofNullable(nearCache.getIfPresent(SessionIds.canonical(sessionId))).map(e -> e.binding);
+        // Quietly: looking at a session (the admin view, a test) must not keep it alive in the cache.
+        return Optional.ofNullable(nearCache.policy().getIfPresentQuietly(SessionIds.canonical(sessionId)))
+                .map(e -> e.binding);
     }
 
     private <T> CompletableFuture<T> withDeadline(CompletableFuture<T> call) {
-        return call.orTimeout(settings.storeTimeoutMillis(), TimeUnit.MILLISECONDS);
+        return withDeadline(call, settings.storeTimeoutMillis());
+    }
+
+    private static <T> CompletableFuture<T> withDeadline(CompletableFuture<T> call, long millis) {
+        return call.orTimeout(millis, TimeUnit.MILLISECONDS);
     }
 
     private static CompletableFuture<Decision> done(Decision d) {

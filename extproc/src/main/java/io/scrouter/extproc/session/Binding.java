@@ -4,9 +4,13 @@ package io.scrouter.extproc.session;
  * Where a session lives, as the store records it.
  *
  * @param replicaId the replica holding (or that held) the session's state
+ * @param instance  which driver of that replica: the replica's identity when the session was bound (its Spark
+ *                  application id as published, else its address), or null for a binding that does not say.
+ *                  A replica re-registered at a new address or restarted in place has another identity, and its
+ *                  sessions are gone with the old driver.
  * @param state     whether requests of the session are routed there, and whether it counts as a live session
  */
-public record Binding(String replicaId, State state) {
+public record Binding(String replicaId, String instance, State state) {
 
     /** What a binding allows. */
     public enum State {
@@ -29,21 +33,44 @@ public record Binding(String replicaId, State state) {
     private static final String LOST_PREFIX = "!lost:";
     private static final String RELEASED_PREFIX = "!released:";
 
+    /** Separates the replica id from its instance in the stored value; replica ids cannot contain it. */
+    private static final char INSTANCE_SEPARATOR = '@';
+
     public Binding {
         java.util.Objects.requireNonNull(replicaId, "replicaId");
         java.util.Objects.requireNonNull(state, "state");
     }
 
-    public static Binding to(String replicaId) {
-        return new Binding(replicaId, State.LIVE);
+    /**
+     * A live binding to {@code replica}, given as it is bound: {@code <id>} or {@code <id>@<instance>}
+     * ({@link io.scrouter.extproc.pool.Replica#boundAs()}).
+     */
+    public static Binding to(String replica) {
+        return decodeBound(replica, State.LIVE);
     }
 
-    public static Binding lostOn(String replicaId) {
-        return new Binding(replicaId, State.LOST);
+    public static Binding lostOn(String replica) {
+        return decodeBound(replica, State.LOST);
     }
 
-    public static Binding releasedFrom(String replicaId) {
-        return new Binding(replicaId, State.RELEASED);
+    public static Binding releasedFrom(String replica) {
+        return decodeBound(replica, State.RELEASED);
+    }
+
+    /** The replica as bound, without the state: {@code <id>} or {@code <id>@<instance>}. */
+    public String bound() {
+        return instance == null ? replicaId : replicaId + INSTANCE_SEPARATOR + instance;
+    }
+
+    /** The same replica and instance in another state. */
+    public Binding as(State next) {
+        return new Binding(replicaId, instance, next);
+    }
+
+    private static Binding decodeBound(String bound, State state) {
+        int at = bound.indexOf(INSTANCE_SEPARATOR);
+        return at < 0 ? new Binding(bound, null, state)
+                : new Binding(bound.substring(0, at), bound.substring(at + 1), state);
     }
 
     public boolean lost() {
@@ -65,9 +92,9 @@ public record Binding(String replicaId, State state) {
      */
     public String encode() {
         return switch (state) {
-            case LIVE -> replicaId;
-            case LOST -> LOST_PREFIX + replicaId;
-            case RELEASED -> RELEASED_PREFIX + replicaId;
+            case LIVE -> bound();
+            case LOST -> LOST_PREFIX + bound();
+            case RELEASED -> RELEASED_PREFIX + bound();
         };
     }
 
@@ -79,5 +106,11 @@ public record Binding(String replicaId, State state) {
             return releasedFrom(value.substring(RELEASED_PREFIX.length()));
         }
         return to(value);
+    }
+
+    /** The replica id of a replica as bound ({@code <id>} or {@code <id>@<instance>}). */
+    public static String replicaIdOf(String bound) {
+        int at = bound.indexOf(INSTANCE_SEPARATOR);
+        return at < 0 ? bound : bound.substring(0, at);
     }
 }

@@ -33,8 +33,8 @@ public final class InMemorySessionStore implements SessionStore {
         this.clock = clockMillis;
     }
 
-    private Entry live(String replicaId, long now) {
-        return new Entry(Binding.to(replicaId), now + idleTtlMillis);
+    private Entry live(String replica, long now) {
+        return new Entry(Binding.to(replica), now + idleTtlMillis);
     }
 
     @Override
@@ -44,7 +44,7 @@ public final class InMemorySessionStore implements SessionStore {
             if (old.expiresAtMillis() <= now) {
                 return null;
             }
-            return old.binding().state() == Binding.State.LIVE ? live(old.binding().replicaId(), now) : old;
+            return old.binding().state() == Binding.State.LIVE ? live(old.binding().bound(), now) : old;
         });
         return CompletableFuture.completedFuture(Optional.ofNullable(e).map(Entry::binding));
     }
@@ -55,7 +55,7 @@ public final class InMemorySessionStore implements SessionStore {
         boolean[] created = {false};
         Entry e = sessions.compute(sessionId, (id, old) -> {
             if (old != null && old.expiresAtMillis() > now) {
-                return old.binding().lost() ? old : live(old.binding().replicaId(), now);
+                return old.binding().lost() ? old : live(old.binding().bound(), now);
             }
             created[0] = true;
             return live(replicaIfNew, now);
@@ -64,33 +64,32 @@ public final class InMemorySessionStore implements SessionStore {
     }
 
     @Override
-    public CompletableFuture<Binding> bindIfAbsent(String sessionId, String replicaId) {
-        return findOrBind(sessionId, replicaId).thenApply(Lookup::binding);
+    public CompletableFuture<Binding> bindIfAbsent(String sessionId, String replica) {
+        return findOrBind(sessionId, replica).thenApply(Lookup::binding);
     }
 
     @Override
-    public CompletableFuture<Binding> claim(String sessionId, String replicaId) {
+    public CompletableFuture<Binding> claim(String sessionId, String replica) {
         long now = clock.getAsLong();
         Entry e = sessions.compute(sessionId, (id, old) -> old != null && old.expiresAtMillis() > now
-                && old.binding().lost() ? old : live(replicaId, now));
+                && old.binding().lost() ? old : live(replica, now));
         return CompletableFuture.completedFuture(e.binding());
     }
 
     @Override
-    public CompletableFuture<Boolean> touch(String sessionId, String replicaId) {
+    public CompletableFuture<Boolean> touch(String sessionId, String replica) {
         long now = clock.getAsLong();
         Entry e = sessions.computeIfPresent(sessionId, (id, old) -> old.expiresAtMillis() <= now ? null
-                : old.binding().routable() && old.binding().replicaId().equals(replicaId) ? live(replicaId, now)
-                : old);
-        return CompletableFuture.completedFuture(e != null && e.binding().equals(Binding.to(replicaId)));
+                : old.binding().routable() && old.binding().bound().equals(replica) ? live(replica, now) : old);
+        return CompletableFuture.completedFuture(e != null && e.binding().equals(Binding.to(replica)));
     }
 
     @Override
-    public CompletableFuture<Void> release(String sessionId, String replicaId) {
+    public CompletableFuture<Void> release(String sessionId, String replica) {
         long now = clock.getAsLong();
         sessions.computeIfPresent(sessionId, (id, old) -> old.expiresAtMillis() > now
-                && old.binding().equals(Binding.to(replicaId))
-                ? new Entry(Binding.releasedFrom(replicaId), now + releaseGraceMillis) : old);
+                && old.binding().equals(Binding.to(replica))
+                ? new Entry(Binding.releasedFrom(replica), now + releaseGraceMillis) : old);
         return CompletableFuture.completedFuture(null);
     }
 
@@ -111,14 +110,15 @@ public final class InMemorySessionStore implements SessionStore {
     }
 
     @Override
-    public CompletableFuture<Long> evictReplica(String replicaId) {
+    public CompletableFuture<Long> evictReplica(String replica) {
         long now = clock.getAsLong();
-        Binding live = Binding.to(replicaId);
+        Binding live = Binding.to(replica);
+        Binding plain = Binding.to(Binding.replicaIdOf(replica));
         long[] marked = {0};
         sessions.replaceAll((id, e) -> {
-            if (e.binding().equals(live) && e.expiresAtMillis() > now) {
+            if ((e.binding().equals(live) || e.binding().equals(plain)) && e.expiresAtMillis() > now) {
                 marked[0]++;
-                return new Entry(Binding.lostOn(replicaId), now + lostTtlMillis);
+                return new Entry(e.binding().as(Binding.State.LOST), now + lostTtlMillis);
             }
             return e;
         });

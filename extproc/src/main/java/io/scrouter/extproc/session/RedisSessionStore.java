@@ -85,10 +85,12 @@ public final class RedisSessionStore implements SessionStore {
             end
             return 0""";
 
-    // Compare-and-mark: a session still bound to the departed replica becomes a tombstone.
+    // Compare-and-mark: a session still bound to the departed driver (or, for an old binding that names no
+    // driver, to its plain id) becomes a tombstone.
     private static final String MARK_LOST = """
-            if redis.call('GET', KEYS[1]) == ARGV[1] then
-              redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+            local v = redis.call('GET', KEYS[1])
+            if v and (v == ARGV[1] or v == ARGV[4]) then
+              redis.call('SET', KEYS[1], '!lost:' .. v, 'PX', ARGV[3])
               return 1
             end
             return 0""";
@@ -164,7 +166,7 @@ public final class RedisSessionStore implements SessionStore {
                 // The index and the feed follow the binding; the decision does not wait for them.
                 index(b.replicaId()).addAsync(expiry(), sessionId);
                 if (created) {
-                    announce(sessionId, b.replicaId());
+                    announce(sessionId, b.bound());
                 }
             }
             return new Lookup(b, created);
@@ -172,33 +174,36 @@ public final class RedisSessionStore implements SessionStore {
     }
 
     @Override
-    public CompletableFuture<Binding> bindIfAbsent(String sessionId, String replicaId) {
+    public CompletableFuture<Binding> bindIfAbsent(String sessionId, String replica) {
         // The same atomic script as the request path: one round trip, no window between SET NX and GET.
-        return findOrBind(sessionId, replicaId).thenApply(Lookup::binding);
+        return findOrBind(sessionId, replica).thenApply(Lookup::binding);
     }
 
     @Override
-    public CompletableFuture<Binding> claim(String sessionId, String replicaId) {
-        return listScript(CLAIM, sessionId, replicaId).thenCompose(reply -> {
+    public CompletableFuture<Binding> claim(String sessionId, String replica) {
+        String replicaId = Binding.replicaIdOf(replica);
+        return listScript(CLAIM, sessionId, replica).thenCompose(reply -> {
             Binding held = Binding.decode(String.valueOf(reply.get(0)));
             String replaced = String.valueOf(reply.get(1));
             if (held.lost()) {
                 return CompletableFuture.completedFuture(held);
             }
-            announce(sessionId, replicaId);
-            CompletableFuture<?> unindex = replaced.isEmpty() || replaced.equals(replicaId)
+            announce(sessionId, replica);
+            String replacedId = replaced.isEmpty() ? "" : Binding.replicaIdOf(replaced);
+            CompletableFuture<?> unindex = replacedId.isEmpty() || replacedId.equals(replicaId)
                     ? CompletableFuture.completedFuture(null)
-                    : index(replaced).removeAsync(sessionId).toCompletableFuture();
+                    : index(replacedId).removeAsync(sessionId).toCompletableFuture();
             return unindex.thenCompose(x -> index(replicaId).addAsync(expiry(), sessionId).toCompletableFuture())
                     .thenApply(x -> held);
         });
     }
 
     @Override
-    public CompletableFuture<Boolean> touch(String sessionId, String replicaId) {
+    public CompletableFuture<Boolean> touch(String sessionId, String replica) {
         String key = keys.session(sessionId);
+        String replicaId = Binding.replicaIdOf(replica);
         RFuture<Long> refreshed = redis.getScript(StringCodec.INSTANCE).evalAsync(key, RScript.Mode.READ_WRITE,
-                TOUCH, RScript.ReturnType.LONG, List.of(key), replicaId, Long.toString(idleTtl.toMillis()));
+                TOUCH, RScript.ReturnType.LONG, List.of(key), replica, Long.toString(idleTtl.toMillis()));
         return refreshed.toCompletableFuture().thenCompose(r -> {
             if (r == null || r == 0L) {
                 return CompletableFuture.completedFuture(false);
@@ -208,12 +213,14 @@ public final class RedisSessionStore implements SessionStore {
     }
 
     @Override
-    public CompletableFuture<Void> release(String sessionId, String replicaId) {
+    public CompletableFuture<Void> release(String sessionId, String replica) {
         String key = keys.session(sessionId);
         RFuture<Long> released = redis.getScript(StringCodec.INSTANCE).evalAsync(key, RScript.Mode.READ_WRITE,
-                RELEASE, RScript.ReturnType.LONG, List.of(key), replicaId, Long.toString(releaseGrace.toMillis()));
+                RELEASE, RScript.ReturnType.LONG, List.of(key), replica, Long.toString(releaseGrace.toMillis()));
         return released.toCompletableFuture()
-                .thenCompose(d -> index(replicaId).removeAsync(sessionId).toCompletableFuture())
+                .thenCompose(d -> d != null && d == 1L
+                        ? index(Binding.replicaIdOf(replica)).removeAsync(sessionId).toCompletableFuture()
+                        : CompletableFuture.completedFuture(false))
                 .thenApply(x -> null);
     }
 
@@ -244,29 +251,36 @@ public final class RedisSessionStore implements SessionStore {
     }
 
     @Override
-    public CompletableFuture<Long> evictReplica(String replicaId) {
+    public CompletableFuture<Long> evictReplica(String replica) {
+        String replicaId = Binding.replicaIdOf(replica);
         RScoredSortedSet<String> index = index(replicaId);
-        String lostValue = Binding.lostOn(replicaId).encode();
         String lostMillis = Long.toString(lostTtl.toMillis());
         return index.readAllAsync().toCompletableFuture().thenCompose(members -> {
             if (members.isEmpty()) {
-                return index.deleteAsync().toCompletableFuture().thenApply(d -> 0L);
+                return CompletableFuture.completedFuture(0L);
             }
             // One pipelined batch rather than one call per session: a replica with thousands of sessions must
             // not take every pooled connection away from the request path.
+            List<String> sessions = new ArrayList<>(members);
             RBatch batch = redis.createBatch();
-            for (String sessionId : members) {
+            for (String sessionId : sessions) {
                 String key = keys.session(sessionId);
                 batch.getScript(StringCodec.INSTANCE).evalAsync(key, RScript.Mode.READ_WRITE, MARK_LOST,
-                        RScript.ReturnType.LONG, List.of(key), replicaId, lostValue, lostMillis);
+                        RScript.ReturnType.LONG, List.of(key), replica, "", lostMillis, replicaId);
             }
             return batch.executeAsync().toCompletableFuture().thenCompose(result -> {
-                long total = 0;
-                for (Object r : result.getResponses()) {
-                    total += r instanceof Number n ? n.longValue() : 0;
+                List<String> marked = new ArrayList<>();
+                List<?> responses = result.getResponses();
+                for (int i = 0; i < responses.size(); i++) {
+                    if (responses.get(i) instanceof Number n && n.longValue() == 1) {
+                        marked.add(sessions.get(i));
+                    }
                 }
-                long marked = total;
-                return index.deleteAsync().toCompletableFuture().thenApply(d -> marked);
+                if (marked.isEmpty()) {
+                    return CompletableFuture.completedFuture(0L);
+                }
+                // Only the driver's own sessions leave the count: the id may already serve a new driver's.
+                return index.removeAllAsync(marked).toCompletableFuture().thenApply(x -> (long) marked.size());
             });
         });
     }
@@ -378,16 +392,16 @@ public final class RedisSessionStore implements SessionStore {
     }
 
     /** Runs a one-key script on the session's key with the idle TTL as its last argument. */
-    private CompletableFuture<List<Object>> listScript(String script, String sessionId, String replicaId) {
+    private CompletableFuture<List<Object>> listScript(String script, String sessionId, String replica) {
         String key = keys.session(sessionId);
         RFuture<List<Object>> reply = redis.getScript(StringCodec.INSTANCE).evalAsync(key, RScript.Mode.READ_WRITE,
-                script, RScript.ReturnType.LIST, List.of(key), replicaId, Long.toString(idleTtl.toMillis()));
+                script, RScript.ReturnType.LIST, List.of(key), replica, Long.toString(idleTtl.toMillis()));
         return reply.toCompletableFuture();
     }
 
     /** Tells other routers about a new binding. Not awaited: the feed only warms their caches. */
-    private void announce(String sessionId, String replicaId) {
-        String message = sessionId + " " + replicaId;
+    private void announce(String sessionId, String replica) {
+        String message = sessionId + " " + replica;
         redis.getTopic(keys.bindingFeed() + ":live", StringCodec.INSTANCE).publishAsync(message);
         feed().addAsync(org.redisson.api.stream.StreamAddArgs.entry(FEED_FIELD, message)
                 .trimNonStrict().maxLen(FEED_RETAINED).noLimit());

@@ -8,6 +8,11 @@ import java.util.concurrent.CompletableFuture;
 /**
  * Session → replica bindings shared by every router, with an idle expiry per session.
  *
+ * <p>A replica is given as it is bound ({@code replica} parameters): {@code <id>@<identity>}
+ * ({@link io.scrouter.extproc.pool.Replica#boundAs()}), or a plain {@code <id>} for a binding that does not say
+ * which driver it is on. Comparisons use the whole form, so a call about one driver of a replica never touches
+ * the sessions of another driver under the same id; session counts are per replica id.
+ *
  * <p>All calls are asynchronous and must never block the caller's thread; callers add their own deadline.
  * Two routers binding the same new session at the same moment must end up with the same binding:
  * {@link #bindIfAbsent} is the only way a binding is created, and it is atomic in the store.
@@ -30,41 +35,44 @@ public interface SessionStore {
     CompletableFuture<Lookup> findOrBind(String sessionId, String replicaIfNew);
 
     /**
-     * Binds the session to {@code replicaId} unless it is already bound, and returns the binding in force:
+     * Binds the session to {@code replica} unless it is already bound, and returns the binding in force:
      * ours if we won, the existing one if another router (or an earlier request) got there first.
      */
-    CompletableFuture<Binding> bindIfAbsent(String sessionId, String replicaId);
+    CompletableFuture<Binding> bindIfAbsent(String sessionId, String replica);
 
     /**
-     * Binds the session to {@code replicaId} even if another live binding exists (a placement made while the
+     * Binds the session to {@code replica} even if another live binding exists (a placement made while the
      * store was unreachable); a lost-session tombstone is kept. Returns the binding in force afterwards.
      */
-    CompletableFuture<Binding> claim(String sessionId, String replicaId);
+    CompletableFuture<Binding> claim(String sessionId, String replica);
 
     /**
-     * Pushes back the idle expiry of a session known to be on {@code replicaId}, reviving it if it was
+     * Pushes back the idle expiry of a session known to be on {@code replica}, reviving it if it was
      * released there; false if the binding is gone or names another replica.
      */
-    CompletableFuture<Boolean> touch(String sessionId, String replicaId);
+    CompletableFuture<Boolean> touch(String sessionId, String replica);
 
     /**
-     * Marks a live binding to {@code replicaId} released (after {@code ReleaseSession}): it keeps routing the
+     * Marks a live binding to {@code replica} released (after {@code ReleaseSession}): it keeps routing the
      * session to that replica for the release grace, so RPCs the client sends after its release still land
      * there, but it stops counting among the replica's sessions. It is never deleted at once: the router
      * cannot tell the session's owner from anyone else who knows the id, so a release must not strand a
      * session that is still in use; the owner's next request revives it ({@link #findOrBind}, {@link #touch}).
      */
-    CompletableFuture<Void> release(String sessionId, String replicaId);
+    CompletableFuture<Void> release(String sessionId, String replica);
 
     /** Live (unexpired) sessions bound to each replica, as every router sees them. */
     CompletableFuture<Map<String, Long>> countSessions(Collection<String> replicaIds);
 
     /**
-     * Marks every session bound to a replica that left the pool as lost (kept for the configured lost-TTL so
-     * those sessions get a clear error), and forgets the replica's session index. Idempotent: every router
-     * may run it. Returns how many sessions were marked.
+     * Marks every session bound to a replica's driver that is gone (the replica left the pool, or its identity
+     * changed) as lost, kept for the configured lost-TTL so those sessions get a clear error, and takes them
+     * out of the replica's session count. Sessions bound to another driver under the same id are left alone.
+     * Idempotent: every router may run it. Returns how many sessions were marked.
+     *
+     * @param replica the driver that is gone, as bound; sessions bound under its plain id are marked too
      */
-    CompletableFuture<Long> evictReplica(String replicaId);
+    CompletableFuture<Long> evictReplica(String replica);
 
     /**
      * Gets ready for the request path (connections opened, scripts loaded), so the first decisions do not pay
