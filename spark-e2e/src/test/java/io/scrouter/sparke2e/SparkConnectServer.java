@@ -74,6 +74,9 @@ final class SparkConnectServer implements AutoCloseable {
         cmd.add("-Dspark.ui.liveUpdate.period=0");
         cmd.add("-Dspark.ui.showConsoleProgress=false");
         cmd.add("-Dspark.sql.shuffle.partitions=2");
+        // The server ends a result stream after this long and the client reattaches (ReattachExecute): short, so
+        // that any query of a few seconds sends one through the router.
+        cmd.add("-Dspark.connect.execute.reattachable.senderMaxStreamDuration=2s");
         cmd.add("-Dspark.local.dir=" + tmp);
         cmd.add("-Dspark.sql.warehouse.dir=" + dir.resolve("warehouse").toUri());
         cmd.add("-cp");
