@@ -78,8 +78,8 @@ public final class Contenders {
 
     /**
      * The contenders named, in the order given. Besides the names of {@link #all}, {@code seed:U,S,CAP} is the
-     * seed formula with those weights and cap, and {@code predicted:W} the default policy with measured weight
-     * W; both are for sweeps and experiments.
+     * seed formula with those weights and cap, and {@code predicted:W/CAP} the default policy with measured
+     * weight W and load cap CAP; both are for sweeps and experiments.
      */
     public static List<Contender> named(List<String> names, PolicySettings settings, PolicySettings tuned) {
         Map<String, Contender> byName = new LinkedHashMap<>();
@@ -92,7 +92,7 @@ public final class Contenders {
             }
             if (c == null) {
                 throw new IllegalArgumentException("unknown contender '" + n + "'; known: "
-                        + String.join(", ", byName.keySet()) + ", seed:U/S/CAP, predicted:W");
+                        + String.join(", ", byName.keySet()) + ", seed:U/S/CAP, predicted:W/CAP");
             }
             out.add(c);
         }
@@ -107,13 +107,15 @@ public final class Contenders {
                 return policy(n, "seed formula " + n.substring(5), () -> seed);
             }
             if (n.startsWith("predicted:")) {
-                double w = Double.parseDouble(n.substring(10));
-                return policy(n, "default policy, measured weight " + w,
-                        () -> new PredictedLoadPolicy(settings.sessionCap(), w));
+                String[] p = n.substring(10).split("[,/]");
+                double w = Double.parseDouble(p[0]);
+                double cap = p.length > 1 ? Double.parseDouble(p[1]) : 4.0;
+                return policy(n, "default policy, measured weight " + w + ", load cap " + cap,
+                        () -> new PredictedLoadPolicy(w, cap));
             }
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("contender '" + n + "': " + e.getMessage()
-                    + " (write seed:0.5/0.5/50 or predicted:0.5)");
+                    + " (write seed:0.5/0.5/50 or predicted:0.5/4)");
         }
         return null;
     }

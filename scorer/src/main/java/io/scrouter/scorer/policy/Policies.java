@@ -26,7 +26,7 @@ public final class Policies {
 
     public static PlacementPolicy byName(String name, PolicySettings settings) {
         if (PredictedLoadPolicy.NAME.equals(name)) {
-            return new PredictedLoadPolicy(settings.sessionCap());
+            return new PredictedLoadPolicy();
         }
         if (SeedPolicy.NAME.equals(name)) {
             return new SeedPolicy(settings.utilisationWeight(), settings.sessionWeight(), settings.sessionCap());

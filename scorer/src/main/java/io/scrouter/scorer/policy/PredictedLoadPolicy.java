@@ -13,7 +13,7 @@ import java.util.random.RandomGenerator;
  *
  * <pre>
  *   perSession  = Σ sustainedUtilisation × slots / Σ sessions     load of one session, in task slots
- *                 (over the candidates; never below slots / cap, a prior for an empty pool)
+ *                 (over the candidates; never below Σ slots / Σ sessions: see {@link #perSession})
  *   measured(r) = min(utilisation(r), FAST_CAP) + unseenPlacements(r) × perSession / slots(r)
  *   byCount(r)  = (sessions(r) + 1) × perSession / slots(r)
  *   predicted   = ½ measured + ½ byCount                           lowest wins, ties at random
@@ -47,24 +47,23 @@ public final class PredictedLoadPolicy implements PlacementPolicy {
     /** Utilisation above which a replica counts as simply full ((running + pending) = 4 × slots). */
     static final double FAST_CAP = 4.0;
 
-    private final long sessionCap;
     private final double measuredWeight;
+    private final double loadCap;
 
-    /** @param sessionCap sets the prior load of one session (slots / cap) while measurements show less */
-    public PredictedLoadPolicy(long sessionCap) {
-        this(sessionCap, MEASURED_WEIGHT);
+    public PredictedLoadPolicy() {
+        this(MEASURED_WEIGHT, FAST_CAP);
     }
 
-    /** With a measured weight other than the default; for sweeps in the simulator. */
-    public PredictedLoadPolicy(long sessionCap, double measuredWeight) {
-        if (sessionCap <= 0) {
-            throw new IllegalArgumentException("session cap must be positive, got " + sessionCap);
-        }
+    /** With another measured weight and load cap; for sweeps in the simulator. */
+    public PredictedLoadPolicy(double measuredWeight, double loadCap) {
         if (!(measuredWeight >= 0 && measuredWeight <= 1)) {
             throw new IllegalArgumentException("measured weight must be in [0, 1], got " + measuredWeight);
         }
-        this.sessionCap = sessionCap;
+        if (!(loadCap > 0)) {
+            throw new IllegalArgumentException("load cap must be positive, got " + loadCap);
+        }
         this.measuredWeight = measuredWeight;
+        this.loadCap = loadCap;
     }
 
     @Override
@@ -81,7 +80,14 @@ public final class PredictedLoadPolicy implements PlacementPolicy {
         return v > 0 ? v : 0.0; // NaN (never sampled) reads as 0
     }
 
-    /** Expected load of one session in task slots, estimated from the whole candidate set. */
+    /**
+     * Expected load of one session in task slots, estimated from the whole candidate set: the sustained load
+     * per bound session, but never less than the candidates' slots shared among their sessions. That floor
+     * assumes sessions are as heavy as the pool can bear until samples show more: right after a start, or in
+     * a crowd of sessions that have not sent queries yet, the measured load per session is near zero, and
+     * without the floor the count term would weigh nothing against a replica that merely looked idle at the
+     * last probe.
+     */
     public double perSession(List<Candidate> candidates) {
         double load = 0;
         double slots = 0;
@@ -93,14 +99,14 @@ public final class PredictedLoadPolicy implements PlacementPolicy {
             slots += s;
             sessions += c.activeSessions();
         }
-        double prior = slots / candidates.size() / sessionCap;
-        return sessions == 0 ? prior : Math.max(prior, load / sessions);
+        double floor = slots / Math.max(1, sessions);
+        return Math.max(floor, load / Math.max(1, sessions));
     }
 
     /** Utilisation {@code c} is predicted to have with one more session, given {@link #perSession}. */
     public double predicted(Candidate c, double perSession) {
         double slots = slotsOf(c);
-        double measured = Math.min(nonNegative(c.utilisation()), FAST_CAP) + c.unseenPlacements() * perSession / slots;
+        double measured = Math.min(nonNegative(c.utilisation()), loadCap) + c.unseenPlacements() * perSession / slots;
         double byCount = (c.activeSessions() + 1) * perSession / slots;
         return measuredWeight * measured + (1.0 - measuredWeight) * byCount;
     }
