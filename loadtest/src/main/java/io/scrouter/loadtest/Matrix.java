@@ -71,6 +71,11 @@ public final class Matrix {
         long started = System.nanoTime();
 
         PolicySettings tuned = Compare.seedWeights(args.get("seed-weights", null), specs.get(0));
+        PolicySettings settings = Compare.settings(specs.get(0));
+        if (args.get("contenders", null) != null) {
+            // Names are checked before the sweep, which takes minutes.
+            Contenders.named(args.list("contenders", List.of()), settings, PolicySettings.DEFAULTS);
+        }
         String sweepTable = "";
         if (tuned == null) {
             ProgressBar bar = new ProgressBar("sweeping seed weights on tuning seeds " + tuning,
@@ -82,8 +87,7 @@ public final class Matrix {
             System.err.printf(Locale.ROOT, "seed-tuned: utilisation %.2f, sessions %.2f, cap %d%n",
                     tuned.utilisationWeight(), tuned.sessionWeight(), tuned.sessionCap());
         }
-        // Router settings (session cap) come from each scenario; the matrix's scenarios share them.
-        PolicySettings settings = Compare.settings(specs.get(0));
+        // Router settings (session cap) come from the scenarios; the matrix's scenarios share them.
         List<Contender> contenders = args.get("contenders", null) == null ? Contenders.all(settings, tuned)
                 : Contenders.named(args.list("contenders", List.of()), settings, tuned);
         for (String needed : List.of(Policies.DEFAULT, "seed")) {

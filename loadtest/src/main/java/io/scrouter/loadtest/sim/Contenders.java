@@ -87,6 +87,10 @@ public final class Contenders {
         List<Contender> out = new ArrayList<>();
         for (String n : names) {
             Contender c = byName.get(n);
+            if (c == null && n.equals(SEED_TUNED)) {
+                throw new IllegalArgumentException("seed-tuned needs the sweep's weights: give --seed-weights U,S,CAP "
+                        + "(matrix runs the sweep itself)");
+            }
             if (c == null) {
                 c = variant(n, settings);
             }
