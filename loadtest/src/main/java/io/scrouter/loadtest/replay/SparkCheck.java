@@ -71,6 +71,7 @@ final class SparkCheck {
     private final long seed;
     private final List<SparkServer> servers;
     private volatile String serverVersion = "?";
+    private double idleQueryMillis = Double.NaN;
 
     private SparkCheck(ScenarioSpec spec, long seed, List<SparkServer> servers) {
         this.spec = spec;
@@ -91,6 +92,7 @@ final class SparkCheck {
                 s.awaitReady(180);
             }
             SparkCheck check = new SparkCheck(spec, seed, servers);
+            check.warmUp();
             List<Outcome> outcomes = new ArrayList<>();
             for (String policy : policies) {
                 System.out.printf(Locale.ROOT, "%s policy %s: %d sessions for up to %s ...%n", LocalDateTime.now()
@@ -112,6 +114,37 @@ final class SparkCheck {
                 s.close();
             }
         }
+    }
+
+    /**
+     * Runs a few dozen queries of every size on each server directly, so the first policy does not pay for
+     * class loading and code generation, then measures what an idle one-task query costs (Spark's own
+     * overhead per query, which the slowdown column includes).
+     */
+    private void warmUp() {
+        List<Double> idle = new ArrayList<>();
+        for (SparkServer s : servers) {
+            SparkSession spark = SparkSession.builder()
+                    .remote(SparkQueries.remote("sc://" + s.grpcAddress(), UUID.randomUUID().toString(), true))
+                    .getOrCreate();
+            try {
+                for (int round = 0; round < 5; round++) {
+                    for (int tasks : new int[] {1, 2, 4, 8, 16, 32}) {
+                        spark.sql(SparkQueries.sleeping(tasks, 20)).collect();
+                    }
+                }
+                for (int i = 0; i < 10; i++) {
+                    long t = System.nanoTime();
+                    spark.sql(SparkQueries.sleeping(1, 1)).collect();
+                    idle.add((System.nanoTime() - t) / 1e6);
+                }
+            } finally {
+                spark.close();
+            }
+        }
+        idleQueryMillis = idle.stream().mapToDouble(Double::doubleValue).sorted().toArray()[idle.size() / 2];
+        System.out.printf(Locale.ROOT, "warmed up: 30 queries per server; an idle one-task query takes %.0f ms "
+                + "(median of %d)%n", idleQueryMillis, idle.size());
     }
 
     private String routerYaml(String policy) {
@@ -246,8 +279,10 @@ final class SparkCheck {
         StringBuilder sb = new StringBuilder();
         sb.append(String.format(Locale.ROOT, "Real-Spark check, %s: scenario %s (%s), seed %d; %d Spark Connect %s "
                         + "servers (local[slots], tasks sleep), the router with each policy behind an Envoy stand-in, "
-                        + "the real Spark Connect client.%n%n", LocalDateTime.now().withNano(0), spec.name(),
-                spec.summary(), seed, servers.size(), serverVersion));
+                        + "the real Spark Connect client. After a warm-up of 30 queries per server, an idle one-task query "
+                + "took %.0f ms (Spark's own overhead, included in every query time below).%n%n",
+                LocalDateTime.now().withNano(0), spec.name(), spec.summary(), seed, servers.size(), serverVersion,
+                idleQueryMillis));
         sb.append("| policy | queries | query p50 (ms) | query p95 (ms) | slowdown p50 | slowdown p95 | sessions per replica | "
                 + "mean demand per replica | errors | moved sessions |\n|---|---:|---:|---:|---:|---:|---|---|---:|---:|\n");
         for (Outcome o : outcomes) {
