@@ -54,7 +54,8 @@ final class SparkCheck {
 
     /** One policy's run. */
     record Outcome(String policy, double[] latenciesMs, double[] slowdowns, Map<String, Integer> sessionsPerReplica,
-                   Map<String, Double> meanDemand, long queries, long errors, int moved, String firstError)
+                   Map<String, Double> meanDemand, long queries, long errors, int moved, String firstError,
+                   String machineLoad)
             implements SparkCheckChart.Run {
 
         @Override
@@ -174,6 +175,7 @@ final class SparkCheck {
                 .connectTimeout(Duration.ofSeconds(1)).build();
         ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor();
         ExecutorService users = Executors.newFixedThreadPool(sessions);
+        String loadAtStart = machineLoad();
         try (RouterServer router = RouterServer.start(ConfigLoader.parse(routerYaml(policy), Map.of()));
              RoutingProxy proxy = new RoutingProxy(router.port())) {
             // Three probe intervals, so every replica has fresh figures before the first session.
@@ -216,7 +218,8 @@ final class SparkCheck {
             double[] latencies = done.stream().mapToDouble(d -> d[0]).sorted().toArray();
             double[] slowdowns = done.stream().mapToDouble(d -> d[1]).sorted().toArray();
             return new Outcome(policy, latencies, slowdowns, perReplica, meanDemand, latencies.length, errors.get(),
-                    proxy.movedSessions(), firstError.values().stream().findFirst().orElse(""));
+                    proxy.movedSessions(), firstError.values().stream().findFirst().orElse(""),
+                    loadAtStart + " → " + machineLoad());
         } finally {
             users.shutdownNow();
             sampler.shutdownNow();
@@ -264,6 +267,18 @@ final class SparkCheck {
         }
     }
 
+    /**
+     * The machine's 1-minute load average (Linux), so a reader can see when other work shared the CPU: Spark's
+     * per-query overhead grows with it, whatever the placement.
+     */
+    private static String machineLoad() {
+        try {
+            return Files.readString(Path.of("/proc/loadavg")).split(" ")[0];
+        } catch (java.io.IOException | RuntimeException e) {
+            return "?";
+        }
+    }
+
     private static long elapsedMillis(long startNanos) {
         return (System.nanoTime() - startNanos) / 1_000_000;
     }
@@ -284,11 +299,12 @@ final class SparkCheck {
                 LocalDateTime.now().withNano(0), spec.name(), spec.summary(), seed, servers.size(), serverVersion,
                 idleQueryMillis));
         sb.append("| policy | queries | query p50 (ms) | query p95 (ms) | slowdown p50 | slowdown p95 | sessions per replica | "
-                + "mean demand per replica | errors | moved sessions |\n|---|---:|---:|---:|---:|---:|---|---|---:|---:|\n");
+                + "mean demand per replica | errors | moved sessions | machine load (1 min) |\n"
+                + "|---|---:|---:|---:|---:|---:|---|---|---:|---:|---|\n");
         for (Outcome o : outcomes) {
-            sb.append(String.format(Locale.ROOT, "| %s | %d | %.0f | %.0f | %.2f | %.2f | %s | %s | %d | %d |%n",
+            sb.append(String.format(Locale.ROOT, "| %s | %d | %.0f | %.0f | %.2f | %.2f | %s | %s | %d | %d | %s |%n",
                     o.policy(), o.queries(), o.latency(0.5), o.latency(0.95), o.slowdown(0.5), o.slowdown(0.95),
-                    o.sessionsPerReplica().values(), fmt(o.meanDemand()), o.errors(), o.moved()));
+                    o.sessionsPerReplica().values(), fmt(o.meanDemand()), o.errors(), o.moved(), o.machineLoad()));
         }
         outcomes.stream().filter(o -> !o.firstError().isEmpty())
                 .forEach(o -> sb.append("\n").append(o.policy()).append(": first error: ").append(o.firstError()));
