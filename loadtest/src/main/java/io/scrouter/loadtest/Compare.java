@@ -4,113 +4,82 @@ import io.scrouter.loadtest.report.ComparisonChart;
 import io.scrouter.loadtest.report.MarkdownTable;
 import io.scrouter.loadtest.report.ProgressBar;
 import io.scrouter.loadtest.report.Row;
+import io.scrouter.loadtest.scenario.ScenarioFiles;
+import io.scrouter.loadtest.scenario.ScenarioSpec;
 import io.scrouter.loadtest.sim.Contender;
 import io.scrouter.loadtest.sim.Contenders;
-import io.scrouter.loadtest.sim.SimResult;
-import io.scrouter.loadtest.sim.Simulation;
-import io.scrouter.loadtest.trace.Scenario;
-import io.scrouter.loadtest.trace.Scenarios;
-import io.scrouter.loadtest.trace.TraceEvent;
-import io.scrouter.loadtest.trace.TraceGenerator;
+import io.scrouter.loadtest.sim.Runs;
 import io.scrouter.scorer.policy.PolicySettings;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.LocalDate;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
+import java.util.Locale;
 import java.util.Set;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 
 /**
- * The policy comparison: every scenario, every contender, the same traces (several seeds each), run in the
- * simulator; writes one markdown file of tables and one PNG chart per scenario, and prints the tables.
+ * {@code loadtest compare}: one scenario (built-in or a file, with overrides), every contender or those named,
+ * on the seeds given; prints the table and writes it with a chart.
  */
 public final class Compare {
 
-    private static final String USAGE = "compare [--scenarios steady,burst,...] [--contenders random,seed,...] "
-            + "[--seeds 3] [--out loadtest/results] [--threads N]";
+    static final Cli.Options OPTIONS = new Cli.Options(
+            Set.of("scenario", "set", "contenders", "seeds", "out", "threads", "seed-weights"), Set.of(),
+            Set.of("set"),
+            "compare --scenario NAME|FILE [--set key=value ...] [--contenders random,seed,...] [--seeds 4-10] "
+                    + "[--seed-weights U,S,CAP] [--out DIR] [--threads N]");
 
     private Compare() {
     }
 
-    public static void main(String[] argv) throws Exception {
-        Args args = new Args(argv, Set.of("scenarios", "contenders", "seeds", "out", "threads"), USAGE);
-        List<String> scenarioNames = Arrays.asList(args.get("scenarios", String.join(",", Scenarios.NAMES)).split(","));
-        PolicySettings settings = PolicySettings.DEFAULTS;
-        List<Contender> contenders = args.get("contenders", null) == null ? Contenders.all(settings)
-                : Contenders.named(Arrays.asList(args.get("contenders", "").split(",")), settings);
-        int seeds = (int) args.getLong("seeds", 3);
-        Path out = Path.of(args.get("out", "loadtest/results"));
-        int threads = (int) args.getLong("threads", Runtime.getRuntime().availableProcessors());
+    public static void main(String[] argv) {
+        Cli.run("compare", argv, OPTIONS, Compare::run);
+    }
+
+    static void run(Args args) throws Exception {
+        ScenarioSpec spec = ScenarioFiles.load(args.required("scenario", "NAME|FILE"), args.all("set"));
+        PolicySettings settings = settings(spec);
+        PolicySettings tuned = seedWeights(args.get("seed-weights", null), spec);
+        List<Contender> contenders = args.get("contenders", null) == null ? Contenders.all(settings, tuned)
+                : Contenders.named(args.list("contenders", List.of()), settings, tuned);
+        List<Long> seeds = args.seeds("seeds", "4-10");
+        int threads = (int) args.getLong("threads", Runtime.getRuntime().availableProcessors(), 1, 256);
+        Path out = Path.of(args.get("out", "loadtest/results/compare"));
         Files.createDirectories(out);
 
         long started = System.nanoTime();
-        Map<String, List<Row>> tables = run(scenarioNames, contenders, seeds, threads);
-        double seconds = (System.nanoTime() - started) / 1e9;
-
-        StringBuilder md = new StringBuilder();
-        md.append("Policy comparison, ").append(LocalDate.now()).append(", ").append(seeds)
-                .append(" seeds per scenario, ").append(String.format("%.0f", seconds)).append(" s on ")
-                .append(Runtime.getRuntime().availableProcessors()).append(" cores.\n\n");
-        for (Map.Entry<String, List<Row>> e : tables.entrySet()) {
-            Scenario s = Scenarios.byName(e.getKey());
-            md.append("### ").append(s.name()).append(": ").append(s.summary()).append("\n\n");
-            md.append(MarkdownTable.render(e.getValue(), "seed")).append('\n');
-            md.append("![").append(s.name()).append("](").append(s.name()).append(".png)\n\n");
-            ComparisonChart.write(s.name() + ": " + s.summary(), e.getValue(), out.resolve(s.name() + ".png"));
-        }
-        Files.writeString(out.resolve("comparison.md"), md.toString());
+        ProgressBar bar = new ProgressBar("simulating " + spec.name(), Runs.units(List.of(spec), contenders.size(), seeds),
+                System.err);
+        Runs.Outcome outcome = Runs.run(List.of(spec), contenders, seeds, threads, bar);
+        bar.finish();
+        List<Row> rows = new ArrayList<>(outcome.rows().get(spec.name()).values());
+        String md = String.format(Locale.ROOT, "### %s: %s%n%nseeds %s, %.0f s%n%n", spec.name(), spec.summary(),
+                seeds, (System.nanoTime() - started) / 1e9) + MarkdownTable.render(rows, "seed");
+        Files.writeString(out.resolve(spec.name() + ".md"), md);
+        ComparisonChart.write(spec.name() + ": " + spec.summary(), rows, out.resolve(spec.name() + ".png"));
         System.out.print(md);
-        System.out.println("wrote " + out.resolve("comparison.md") + " and " + tables.size() + " charts");
+        System.out.println("wrote " + out.resolve(spec.name() + ".md") + " and " + out.resolve(spec.name() + ".png"));
     }
 
-    /** Runs every (scenario, seed, contender) in parallel and pools each contender's seeds. */
-    public static Map<String, List<Row>> run(List<String> scenarioNames, List<Contender> contenders, int seeds,
-                                             int threads) throws Exception {
-        record Job(Scenario scenario, Contender contender, long seed, List<TraceEvent> trace) {
+    /** The router settings a scenario runs the policies with. */
+    static PolicySettings settings(ScenarioSpec spec) {
+        return new PolicySettings(0.9, 0.1, spec.cluster().sessionCap());
+    }
+
+    /** {@code U,S,CAP} as seed weights, or null. */
+    static PolicySettings seedWeights(String text, ScenarioSpec spec) {
+        if (text == null) {
+            return null;
         }
-        List<Job> jobs = new ArrayList<>();
-        long totalEvents = 0;
-        for (String name : scenarioNames) {
-            Scenario scenario = Scenarios.byName(name.trim());
-            for (long seed = 1; seed <= seeds; seed++) {
-                List<TraceEvent> trace = new TraceGenerator(scenario, seed).generate();
-                for (Contender c : contenders) {
-                    jobs.add(new Job(scenario, c, seed, trace));
-                    totalEvents += trace.size();
-                }
-            }
-        }
-        ProgressBar bar = new ProgressBar("simulating " + jobs.size() + " runs", totalEvents, System.err);
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
-        List<Future<SimResult>> futures = new ArrayList<>();
+        String[] p = text.split(",");
         try {
-            for (Job j : jobs) {
-                futures.add(pool.submit(() -> new Simulation(j.scenario(), j.trace(), j.contender(), j.seed())
-                        .run(bar::add)));
+            if (p.length != 3) {
+                throw new NumberFormatException();
             }
-            Map<String, Map<String, List<SimResult>>> byScenario = new LinkedHashMap<>();
-            for (int i = 0; i < jobs.size(); i++) {
-                Job j = jobs.get(i);
-                byScenario.computeIfAbsent(j.scenario().name(), k -> new LinkedHashMap<>())
-                        .computeIfAbsent(j.contender().name(), k -> new ArrayList<>()).add(futures.get(i).get());
-            }
-            bar.finish();
-            Map<String, List<Row>> tables = new LinkedHashMap<>();
-            byScenario.forEach((scenario, runs) -> {
-                List<Row> rows = new ArrayList<>();
-                runs.forEach((contender, results) -> rows.add(Row.pool(contender, results)));
-                tables.put(scenario, rows);
-            });
-            return tables;
-        } finally {
-            pool.shutdownNow();
+            return new PolicySettings(Double.parseDouble(p[0]), Double.parseDouble(p[1]), Long.parseLong(p[2].trim()));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--seed-weights must be U,S,CAP such as 0.5,0.5,50, got '" + text + "'");
         }
     }
 }

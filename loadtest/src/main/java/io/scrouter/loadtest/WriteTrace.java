@@ -1,9 +1,10 @@
 package io.scrouter.loadtest;
 
-import io.scrouter.loadtest.trace.Scenarios;
+import io.scrouter.loadtest.scenario.ScenarioFiles;
 import io.scrouter.loadtest.trace.TraceEvent;
 import io.scrouter.loadtest.trace.TraceFormat;
-import io.scrouter.loadtest.trace.TraceGenerator;
+import io.scrouter.loadtest.workload.TraceRenderer;
+import io.scrouter.loadtest.workload.Workload;
 
 import java.io.OutputStreamWriter;
 import java.io.Writer;
@@ -13,24 +14,28 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Set;
 
-/** Writes a named scenario's trace as JSON Lines, to a file or to stdout. */
+/** {@code loadtest trace}: writes a scenario's sessions and queries as a JSON Lines trace for the replay tools. */
 public final class WriteTrace {
+
+    static final Cli.Options OPTIONS = new Cli.Options(Set.of("scenario", "set", "seed", "out"), Set.of(), Set.of("set"),
+            "trace --scenario NAME|FILE [--set key=value ...] [--seed 1] [--out FILE]");
 
     private WriteTrace() {
     }
 
-    public static void main(String[] argv) throws Exception {
-        Args args = new Args(argv, Set.of("scenario", "seed", "out"),
-                "trace --scenario " + String.join("|", Scenarios.NAMES) + " [--seed 1] [--out FILE]");
-        List<TraceEvent> trace = new TraceGenerator(Scenarios.byName(args.get("scenario", "steady")),
-                args.getLong("seed", 1)).generate();
-        String out = args.get("out", null);
-        try (Writer w = out == null ? new OutputStreamWriter(System.out, StandardCharsets.UTF_8)
-                : Files.newBufferedWriter(Path.of(out))) {
-            TraceFormat.write(trace, w);
-        }
-        if (out != null) {
-            System.err.println("wrote " + trace.size() + " events to " + out);
-        }
+    public static void main(String[] argv) {
+        Cli.run("trace", argv, OPTIONS, args -> {
+            Workload workload = new Workload(ScenarioFiles.load(args.required("scenario", "NAME|FILE"), args.all("set")),
+                    args.getLong("seed", 1));
+            List<TraceEvent> trace = TraceRenderer.render(workload);
+            String out = args.get("out", null);
+            try (Writer w = out == null ? new OutputStreamWriter(System.out, StandardCharsets.UTF_8)
+                    : Files.newBufferedWriter(Path.of(out))) {
+                TraceFormat.write(trace, w);
+            }
+            if (out != null) {
+                System.err.println("wrote " + trace.size() + " events to " + out);
+            }
+        });
     }
 }

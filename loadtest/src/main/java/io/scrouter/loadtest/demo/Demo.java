@@ -11,9 +11,10 @@ import io.scrouter.loadtest.replay.LiveReplica;
 import io.scrouter.loadtest.replay.ReplicaLayout;
 import io.scrouter.loadtest.replay.SimulatedReplicas;
 import io.scrouter.loadtest.trace.Replay;
-import io.scrouter.loadtest.trace.Scenario;
+import io.scrouter.loadtest.scenario.ScenarioFiles;
 import io.scrouter.loadtest.trace.TraceEvent;
-import io.scrouter.loadtest.trace.TraceGenerator;
+import io.scrouter.loadtest.workload.TraceRenderer;
+import io.scrouter.loadtest.workload.Workload;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -40,10 +41,7 @@ public final class Demo {
     public static void main(String[] argv) throws Exception {
         Args args = new Args(argv, Set.of("speed", "seed"), "demo [--speed 10] [--seed 1]");
         double speed = args.getDouble("speed", 10);
-        Scenario scenario = new Scenario("demo", "a quiet minute, then 8 sessions at once", 90_000,
-                new Scenario.Traffic(0.15, false, 0.0, new Scenario.Burst(40_000, 8, 400)),
-                new Scenario.Cluster(3, 4, 1, 1_000, 0, List.of()), 45_000);
-        List<TraceEvent> trace = new TraceGenerator(scenario, args.getLong("seed", 1)).generate();
+        List<TraceEvent> trace = TraceRenderer.render(new Workload(ScenarioFiles.load("demo"), args.getLong("seed", 1)));
 
         SimulatedReplicas replicas = new SimulatedReplicas(new ReplicaLayout(3, 15002, 0), 4);
         // The embedded default's shape (no redis section), on free ports, probing 4 times a second so the

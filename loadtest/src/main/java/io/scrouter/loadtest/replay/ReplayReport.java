@@ -31,7 +31,8 @@ public final class ReplayReport {
 
     private static void placementQuality(StringBuilder sb, ReplayStats stats, List<String> ids) {
         double[] meanDemand = meanDemandPerReplica(stats.timeline(), ids.size());
-        SimResult q = new SimResult("replay", "service", stats.sortedSlowdowns(), 0, meanDemand, new int[0]);
+        SimResult q = new SimResult("replay", "service", stats.sortedSlowdowns(), 0, stats.queriesSubmitted(), meanDemand,
+                new int[0]);
         sb.append("Placement quality (slowdown = time in system / time alone on an idle replica; demand = "
                 + "(running + waiting tasks) / slots, time-averaged)\n\n");
         sb.append("| queries run | unfinished at the end | p50 slowdown | p95 slowdown | p99 slowdown "

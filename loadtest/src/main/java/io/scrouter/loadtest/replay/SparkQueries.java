@@ -16,10 +16,14 @@ final class SparkQueries {
 
     /** The query for {@code q}, its task time divided by the replay speed, at least 1 ms a task. */
     static String approximating(TraceEvent.Query q, double speed) {
-        long sleepMillis = Math.max(1, Math.round(q.taskMillis() / speed));
+        return sleeping(q.tasks(), Math.max(1, Math.round(q.taskMillis() / speed)));
+    }
+
+    /** {@code tasks} one-row partitions, each sleeping {@code taskMillis} in its task slot. */
+    static String sleeping(int tasks, long taskMillis) {
         return String.format(Locale.ROOT,
                 "SELECT id, reflect('java.lang.Thread', 'sleep', CAST(%d AS BIGINT)) FROM range(0, %d, 1, %d)",
-                sleepMillis, q.tasks(), q.tasks());
+                Math.max(1, taskMillis), tasks, tasks);
     }
 
     /**

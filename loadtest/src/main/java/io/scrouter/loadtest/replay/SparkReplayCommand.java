@@ -1,11 +1,16 @@
 package io.scrouter.loadtest.replay;
 
 import io.scrouter.loadtest.Args;
+import io.scrouter.loadtest.Cli;
+import io.scrouter.loadtest.scenario.ScenarioFiles;
+import io.scrouter.loadtest.scenario.ScenarioSpec;
+import io.scrouter.scorer.policy.Policies;
 import io.scrouter.loadtest.bench.Latencies;
 import io.scrouter.loadtest.trace.Replay;
 import io.scrouter.loadtest.trace.TraceEvent;
 import org.apache.spark.sql.connect.SparkSession;
 
+import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -27,6 +32,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>The client blocks while a query runs, so each session's calls run in order on a thread of their own;
  * {@code --max-sessions} bounds how many trace sessions are played, and with them the threads.
+ *
+ * <p>With {@code --policies} it runs the real-Spark check instead ({@link SparkCheck}): its own Spark Connect
+ * servers, the router with each policy in turn, and a scenario's closed-loop users.
  */
 public final class SparkReplayCommand {
 
@@ -54,12 +62,47 @@ public final class SparkReplayCommand {
         this.clients = Executors.newFixedThreadPool(Math.max(1, sessions));
     }
 
-    public static void main(String[] argv) throws Exception {
-        Flags flags = new Flags(argv, "no-header");
-        Args args = new Args(flags.rest(), Set.of("remote", "trace", "speed", "max-sessions", "max-seconds"), USAGE);
+    static final Cli.Options OPTIONS = new Cli.Options(Set.of("remote", "trace", "speed", "max-sessions", "max-seconds",
+            "policies", "scenario", "set", "seed", "spark-classpath", "out"), Set.of("no-header"), Set.of("set"),
+            USAGE + " | replay-spark --policies predicted,seed,fewest-sessions,random [--scenario spark-burst] "
+                    + "[--set key=value ...] [--seed 1] [--spark-classpath FILE] [--out loadtest/results/spark-check]");
+
+    public static void main(String[] argv) {
+        Cli.run("replay-spark", argv, OPTIONS, args -> {
+            if (args.get("policies", null) != null) {
+                check(args);
+            } else {
+                replay(args);
+            }
+        });
+    }
+
+    /** The real-Spark check: servers, router and users all started here; see {@link SparkCheck}. */
+    private static void check(Args args) throws Exception {
+        for (String o : List.of("remote", "trace", "speed", "max-sessions", "max-seconds")) {
+            if (args.get(o, null) != null) {
+                throw new IllegalArgumentException("--" + o + " belongs to replaying a trace against --remote; the "
+                        + "check with --policies starts its own servers and plays a scenario");
+            }
+        }
+        List<String> policies = args.list("policies", List.of());
+        for (String p : policies) {
+            if (!Policies.NAMES.contains(p)) {
+                throw new IllegalArgumentException("--policies: '" + p + "' is no router policy; known: " + Policies.NAMES);
+            }
+        }
+        ScenarioSpec spec = ScenarioFiles.load(args.get("scenario", "spark-burst"), args.all("set"));
+        SparkCheck.run(spec, policies, args.getLong("seed", 1), Path.of(args.get("spark-classpath",
+                SparkServer.DEFAULT_CLASSPATH_FILE)), Path.of(args.get("out", "loadtest/results/spark-check")));
+        // The client's gRPC threads are not all daemons: leave explicitly.
+        System.exit(0);
+    }
+
+    private static void replay(Args args) throws Exception {
         String remote = args.get("remote", null);
         if (remote == null) {
-            throw new IllegalArgumentException("--remote sc://HOST:PORT is required; usage: " + USAGE);
+            throw new IllegalArgumentException("--remote sc://HOST:PORT is required (or --policies for the real-Spark "
+                    + "check); usage: " + USAGE);
         }
         SparkQueries.remote(remote, "00000000-0000-0000-0000-000000000000", true); // fails early on a bad address
         double speed = args.getDouble("speed", 10);
@@ -67,7 +110,7 @@ public final class SparkReplayCommand {
                 TraceFile.read(args.get("trace", null), speed, args.getDouble("max-seconds", 300)),
                 args.getLong("max-sessions", 20));
         int sessions = (int) TraceFile.sessions(trace);
-        SparkReplayCommand replay = new SparkReplayCommand(remote, !flags.has("no-header"), speed, trace, sessions);
+        SparkReplayCommand replay = new SparkReplayCommand(remote, !args.has("no-header"), speed, trace, sessions);
         System.out.printf(Locale.ROOT, "replaying %d events of %d sessions with the Spark Connect client against %s "
                 + "at %.0fx speed (%s) ...%n", trace.size(), sessions, remote, speed,
                 replay.withHeader ? "session id in the x-spark-session-id header" : "no header: session id in the body");

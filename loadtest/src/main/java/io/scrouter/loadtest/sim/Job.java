@@ -1,21 +1,20 @@
 package io.scrouter.loadtest.sim;
 
-/** One query running on one replica: its tasks wait in the replica's FIFO queue and run in its slots. */
+/** One query on one replica: {@code tasks} tasks of {@code taskMillis} each, in the replica's FIFO queue. */
 final class Job {
 
-    final String session;
-    final long arrivedAtMillis;
+    final int session;
+    final long submittedAtMillis;
+    final int tasks;
     final long taskMillis;
     final long aloneMillis;
-    int tasksToStart;
-    int tasksUnfinished;
+    boolean lost;
 
-    Job(String session, long arrivedAtMillis, int tasks, long taskMillis, long aloneMillis) {
+    Job(int session, long submittedAtMillis, int tasks, long taskMillis, long aloneMillis) {
         this.session = session;
-        this.arrivedAtMillis = arrivedAtMillis;
+        this.submittedAtMillis = submittedAtMillis;
+        this.tasks = tasks;
         this.taskMillis = taskMillis;
         this.aloneMillis = aloneMillis;
-        this.tasksToStart = tasks;
-        this.tasksUnfinished = tasks;
     }
 }

@@ -2,45 +2,49 @@ package io.scrouter.loadtest.sim;
 
 import io.scrouter.scorer.LoadSample;
 
-import java.util.ArrayDeque;
-import java.util.Deque;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
 
 /**
  * A Spark driver as far as load goes: {@code slots} task slots and one FIFO queue of tasks, as Spark's
- * default FIFO scheduler runs them (a later query's tasks wait behind every task of earlier ones). Time is
- * always an argument; the owner schedules task ends and calls {@link #taskEnded}.
+ * default FIFO scheduler runs them (a later query's tasks wait behind every task of earlier ones).
  *
- * <p>It also integrates demand over time ((running + waiting) / slots), the same utilisation the router
- * reads from Spark's REST API, so the report can say how busy each replica really was.
+ * <p>Why no event per task: under FIFO with known task durations, a query never changes when an earlier
+ * query's tasks start, so each task's start and end are fixed the moment its query arrives: every task, in
+ * queue order, takes the slot that frees first (list scheduling, which is what the FIFO scheduler does
+ * when it offers each freed slot to the head of the queue). The replica therefore computes a query's
+ * finishing time on arrival and the owner schedules one event for it; the running and waiting counts that
+ * Spark's REST API would report are brought up to date lazily, from heaps of pending task starts and ends.
+ *
+ * <p>It also integrates demand over time ((running + waiting) / slots), the utilisation the router reads
+ * from Spark's REST API, so the report can say how busy each replica really was.
  */
 public final class ReplicaQueue {
 
-    /** Told when a task starts (to schedule its end) and when a query's last task ends. */
-    interface Listener {
-        void taskStarted(ReplicaQueue replica, Job job, long endsAtMillis);
-
-        void jobFinished(ReplicaQueue replica, Job job, long atMillis);
-    }
-
     private final String id;
     private final int slots;
-    private final Listener listener;
-    private final Deque<Job> waiting = new ArrayDeque<>();
     private final long bornAtMillis;
-    private int running;
-    private int jobsInFlight;
-    private long waitingTasks;
+    /** When each slot next becomes free. */
+    private final LongHeap slotFree;
+    private final LongHeap starts = new LongHeap(64);
+    private final LongHeap ends = new LongHeap(64);
+    private final Set<Job> inFlight = new LinkedHashSet<>();
+    private long running;
+    private long waiting;
     private boolean alive = true;
     private long diedAtMillis = -1;
-    private double demandArea;
-    private long lastChangeMillis;
+    /** Integral of demand (tasks) over time, including the planned future of tasks already queued. */
+    private double taskMillisInSystem;
 
-    ReplicaQueue(String id, int slots, long bornAtMillis, Listener listener) {
+    ReplicaQueue(String id, int slots, long bornAtMillis) {
         this.id = id;
         this.slots = slots;
-        this.listener = listener;
         this.bornAtMillis = bornAtMillis;
-        this.lastChangeMillis = bornAtMillis;
+        this.slotFree = new LongHeap(slots);
+        for (int i = 0; i < slots; i++) {
+            slotFree.push(bornAtMillis);
+        }
     }
 
     public String id() {
@@ -55,73 +59,75 @@ public final class ReplicaQueue {
         return alive;
     }
 
-    void submit(Job job, long now) {
-        account(now);
-        jobsInFlight++;
-        waiting.addLast(job);
-        waitingTasks += job.tasksToStart;
-        fill(now);
+    /** Queues {@code job} at {@code now}; returns when its last task ends. */
+    long submit(Job job, long now) {
+        long last = now;
+        for (int i = 0; i < job.tasks; i++) {
+            long start = Math.max(slotFree.peek(), now);
+            long end = start + job.taskMillis;
+            slotFree.replaceTop(end);
+            starts.push(start);
+            ends.push(end);
+            taskMillisInSystem += end - now;
+            last = Math.max(last, end);
+        }
+        waiting += job.tasks;
+        inFlight.add(job);
+        advance(now);
+        return last;
     }
 
-    void taskEnded(Job job, long now) {
-        if (!alive) {
-            return;
-        }
-        account(now);
-        running--;
-        if (--job.tasksUnfinished == 0) {
-            jobsInFlight--;
-            listener.jobFinished(this, job, now);
-        }
-        fill(now);
+    /** The job's last task ended: it leaves the replica. */
+    void finished(Job job) {
+        inFlight.remove(job);
     }
 
-    private void fill(long now) {
-        while (running < slots && !waiting.isEmpty()) {
-            Job head = waiting.peekFirst();
-            head.tasksToStart--;
-            waitingTasks--;
+    /** Brings the running and waiting counts to time {@code t}. */
+    private void advance(long t) {
+        while (!starts.isEmpty() && starts.peek() <= t) {
+            starts.pop();
+            waiting--;
             running++;
-            if (head.tasksToStart == 0) {
-                waiting.pollFirst();
-            }
-            listener.taskStarted(this, head, now + head.taskMillis);
+        }
+        while (!ends.isEmpty() && ends.peek() <= t) {
+            ends.pop();
+            running--;
         }
     }
 
-    /** What Spark's REST API would report now. */
-    public LoadSample sample() {
-        return new LoadSample(running, waitingTasks, slots);
+    /** What Spark's REST API would report at {@code now}. */
+    public LoadSample sample(long now) {
+        advance(now);
+        return new LoadSample(running, waiting, slots);
     }
 
-    /** True demand over capacity now; what an oracle would see. */
-    public double utilisation() {
-        return (double) (running + waitingTasks) / slots;
+    /** True demand over capacity at {@code now}; what the greedy-instant rule sees. */
+    public double utilisation(long now) {
+        advance(now);
+        return (double) (running + waiting) / slots;
     }
 
-    /** The process dies: every query on it is lost. Returns how many queries were lost (running or waiting). */
-    int fail(long now) {
-        account(now);
+    /** The process dies at {@code now}: every query on it is lost; returns them. */
+    List<Job> fail(long now) {
+        advance(now);
+        // Demand planned beyond the death never happens.
+        for (int i = 0; i < ends.size(); i++) {
+            taskMillisInSystem -= ends.at(i) - now;
+        }
         alive = false;
         diedAtMillis = now;
-        waiting.clear();
+        starts.clear();
+        ends.clear();
         running = 0;
-        waitingTasks = 0;
-        int lost = jobsInFlight;
-        jobsInFlight = 0;
+        waiting = 0;
+        List<Job> lost = List.copyOf(inFlight);
+        inFlight.clear();
         return lost;
     }
 
-    /** Time-averaged demand over the replica's life up to {@code now}. */
+    /** Time-averaged demand over the replica's life up to {@code now} (every queued task counted to its end). */
     public double meanUtilisation(long now) {
-        long end = alive ? now : diedAtMillis;
-        double area = demandArea + (alive ? (double) (running + waitingTasks) / slots * (now - lastChangeMillis) : 0);
-        long life = end - bornAtMillis;
-        return life <= 0 ? 0 : area / life;
-    }
-
-    private void account(long now) {
-        demandArea += (double) (running + waitingTasks) / slots * (now - lastChangeMillis);
-        lastChangeMillis = now;
+        long life = (alive ? now : diedAtMillis) - bornAtMillis;
+        return life <= 0 ? 0 : taskMillisInSystem / slots / life;
     }
 }

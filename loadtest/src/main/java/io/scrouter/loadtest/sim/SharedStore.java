@@ -17,6 +17,10 @@ import java.util.function.LongSupplier;
  * simulated clock, except that session counts arrive {@code delayMillis} after they are read, as a Redis
  * round trip and the routers' refresh loop make them. Bindings themselves are atomic and immediate,
  * exactly as {@code SET NX} is.
+ *
+ * <p>Counts are kept up to date on every bind and release instead of scanning the store on every read
+ * (the in-memory store counts by walking every session, which several routers polling every second would
+ * make the simulation's largest cost); sessions never expire here, so both give the same numbers.
  */
 final class SharedStore implements SessionStore {
 
@@ -29,6 +33,7 @@ final class SharedStore implements SessionStore {
     private final LongSupplier clock;
     private final Later later;
     private final long delayMillis;
+    private final Map<String, Long> live = new java.util.HashMap<>();
 
     SharedStore(LongSupplier clock, Later later, long delayMillis) {
         this.store = new InMemorySessionStore(new SessionTtls(Duration.ofDays(30), Duration.ofHours(1), Duration.ofMinutes(10)), clock);
@@ -44,17 +49,22 @@ final class SharedStore implements SessionStore {
 
     @Override
     public CompletableFuture<Binding> bindIfAbsent(String sessionId, String replicaId) {
-        return store.bindIfAbsent(sessionId, replicaId);
+        boolean existed = store.find(sessionId).join().isPresent();
+        CompletableFuture<Binding> bound = store.bindIfAbsent(sessionId, replicaId);
+        if (!existed) {
+            live.merge(replicaId, 1L, Long::sum);
+        }
+        return bound;
     }
 
     @Override
     public CompletableFuture<Binding> claim(String sessionId, String replicaId) {
-        return store.claim(sessionId, replicaId);
+        throw new UnsupportedOperationException("the simulation binds with bindIfAbsent only, which keeps the counts");
     }
 
     @Override
     public CompletableFuture<io.scrouter.extproc.session.Lookup> findOrBind(String sessionId, String replicaIfNew) {
-        return store.findOrBind(sessionId, replicaIfNew);
+        throw new UnsupportedOperationException("the simulation binds with bindIfAbsent only, which keeps the counts");
     }
 
     @Override
@@ -64,12 +74,19 @@ final class SharedStore implements SessionStore {
 
     @Override
     public CompletableFuture<Void> release(String sessionId, String replicaId) {
+        Optional<Binding> held = store.find(sessionId).join();
+        if (held.isPresent() && held.get().equals(Binding.to(replicaId))) {
+            live.merge(replicaId, -1L, Long::sum);
+        }
         return store.release(sessionId, replicaId);
     }
 
     @Override
     public CompletableFuture<Map<String, Long>> countSessions(Collection<String> replicaIds) {
-        Map<String, Long> counts = store.countSessions(replicaIds).join();
+        Map<String, Long> counts = new java.util.HashMap<>();
+        for (String id : replicaIds) {
+            counts.put(id, live.getOrDefault(id, 0L));
+        }
         CompletableFuture<Map<String, Long>> arrives = new CompletableFuture<>();
         later.at(clock.getAsLong() + delayMillis, () -> arrives.complete(counts));
         return arrives;

@@ -3,25 +3,32 @@ package io.scrouter.loadtest.sim;
 import java.util.Arrays;
 
 /**
- * What one contender achieved on one scenario.
+ * What one contender achieved on one scenario and seed.
  *
  * @param scenario             scenario name
  * @param contender            contender name
- * @param slowdowns            slowdown of every completed query (time in system / time alone), sorted
- * @param failedQueries        queries lost with a failed replica or sent to one
+ * @param slowdowns            slowdown of every measured, completed query (time in system / time alone on
+ *                             the largest replica), sorted
+ * @param failedQueries        measured queries lost with a failed replica or sent to one
+ * @param sentQueries          measured queries sent (closed-loop users send fewer when answers are slow)
  * @param utilisation          time-averaged demand of each replica over its life
  * @param sessionsAtSnapshot   sessions bound to each live replica at the scenario's snapshot time, descending
  */
 public record SimResult(String scenario, String contender, double[] slowdowns, long failedQueries,
-                        double[] utilisation, int[] sessionsAtSnapshot) {
+                        long sentQueries, double[] utilisation, int[] sessionsAtSnapshot) {
 
     /** The q-quantile (0..1) of slowdown, nearest-rank; NaN when no query completed. */
     public double slowdown(double q) {
-        if (slowdowns.length == 0) {
+        return quantile(slowdowns, q);
+    }
+
+    /** Nearest-rank q-quantile of sorted values; NaN when there are none. */
+    public static double quantile(double[] sorted, double q) {
+        if (sorted.length == 0) {
             return Double.NaN;
         }
-        int rank = (int) Math.ceil(q * slowdowns.length);
-        return slowdowns[Math.min(slowdowns.length - 1, Math.max(0, rank - 1))];
+        int rank = (int) Math.ceil(q * sorted.length);
+        return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))];
     }
 
     public double maxUtilisation() {

@@ -1,13 +1,13 @@
 package io.scrouter.loadtest.sim;
 
-import io.scrouter.loadtest.trace.Scenario;
-import io.scrouter.loadtest.trace.TraceEvent;
+import io.scrouter.loadtest.scenario.ScenarioSpec;
+import io.scrouter.loadtest.workload.SessionPlan;
+import io.scrouter.loadtest.workload.Workload;
 import io.scrouter.scorer.LoadSample;
 import io.scrouter.scorer.smoothing.Ewma;
 
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -16,225 +16,310 @@ import java.util.SplittableRandom;
 import java.util.function.LongConsumer;
 
 /**
- * A discrete-event simulation of routers placing a trace's sessions on replicas.
+ * A discrete-event simulation of routers placing a workload's sessions on replicas.
  *
  * <p>What is modelled, because it is what makes placement hard: replicas run tasks in a fixed number of
- * slots with a FIFO queue; each router learns a replica's load only by probing it once per poll interval
- * (the sample arrives {@link #PROBE_LATENCY_MS} later and a dead replica's probe times out after
- * {@link #PROBE_TIMEOUT_MS}); each router has its own board, its own pool view (a dead replica stays
- * published until its registration expires, {@link #PUBLISH_TTL_MS}), and reads the shared session counts
- * with a delay. What is not modelled: network time of requests, the decision path's own latency.
+ * slots with a FIFO queue; users wait for each result and think before the next query (closed loop), or
+ * send on a schedule (open loop); each router learns a replica's load only by probing it (Spark's figures
+ * are {@code metricsLag} old when read, the answer takes {@code probeLatency}, a dead replica's probe times
+ * out); each router has its own board and pool view (a failed replica stays published until its
+ * registration expires) and reads the shared session counts once per pool poll, with a delay. Not modelled:
+ * network time of requests and the decision path's own latency.
  *
  * <p>The placement itself is the real code: {@code LoadBoard}, {@code Ewma}, {@code Placer}, the policies,
  * the service's {@code SessionCounts} and in-memory store. Single-threaded and deterministic for a seed.
  */
-public final class Simulation implements ReplicaQueue.Listener {
+public final class Simulation {
 
-    static final long PROBE_LATENCY_MS = 20;
-    static final long PROBE_TIMEOUT_MS = 1_000;
-    static final long PUBLISH_TTL_MS = 10_000;
-    static final long STALE_AFTER_MS = 5_000;
-    static final double EWMA_ALPHA = 0.5;
+    private static final class Scheduled {
+        final long at;
+        final long seq;
+        final Runnable action;
 
-    private record Scheduled(long at, long seq, Runnable action) {
-    }
-
-    private static final class SimSession {
-        final SimRouter router;
-        String replica;
-
-        SimSession(SimRouter router, String replica) {
-            this.router = router;
-            this.replica = replica;
+        Scheduled(long at, long seq, Runnable action) {
+            this.at = at;
+            this.seq = seq;
+            this.action = action;
         }
     }
 
-    private final Scenario scenario;
-    private final List<TraceEvent> trace;
+    private static final class SimSession {
+        final int index;
+        final SessionPlan plan;
+        final SimRouter router;
+        final long endsAtMillis;
+        String replica;
+        int inFlight;
+        boolean ended;
+
+        SimSession(int index, SessionPlan plan, SimRouter router, long endsAtMillis) {
+            this.index = index;
+            this.plan = plan;
+            this.router = router;
+            this.endsAtMillis = endsAtMillis;
+        }
+    }
+
+    private final ScenarioSpec spec;
+    private final Workload workload;
     private final Contender contender;
     private final long seed;
+    private final boolean closedLoop;
+    private final int referenceSlots;
     private final PriorityQueue<Scheduled> queue = new PriorityQueue<>(
             (a, b) -> a.at != b.at ? Long.compare(a.at, b.at) : Long.compare(a.seq, b.seq));
     private final Map<String, ReplicaQueue> replicas = new LinkedHashMap<>();
-    private final List<String> published = new ArrayList<>();
-    private final Map<String, SimSession> sessions = new HashMap<>();
+    /** Published replicas, id → draining, in pool order. */
+    private final Map<String, Boolean> published = new LinkedHashMap<>();
+    private final SimSession[] sessions;
     private final List<SimRouter> routers = new ArrayList<>();
     private final SharedStore store;
     private long now;
     private long seq;
     private int nextReplica;
     private long failed;
-    private double[] slowdowns = new double[1 << 16];
+    private long sent;
+    private double[] slowdowns = new double[1 << 14];
     private int completed;
     private int[] snapshot = new int[0];
+    private int arrivedSinceReport;
 
-    public Simulation(Scenario scenario, List<TraceEvent> trace, Contender contender, long seed) {
-        this.scenario = scenario;
-        this.trace = trace;
+    public Simulation(ScenarioSpec spec, Workload workload, Contender contender, long seed) {
+        this.spec = spec;
+        this.workload = workload;
         this.contender = contender;
         this.seed = seed;
-        this.store = new SharedStore(() -> now, this::at, scenario.cluster().storeDelayMillis());
+        this.closedLoop = spec.clients().loop() == ScenarioSpec.Loop.CLOSED;
+        this.referenceSlots = spec.referenceSlots();
+        this.sessions = new SimSession[workload.arrivals().size()];
+        this.store = new SharedStore(() -> now, this::at, spec.cluster().storeDelayMillis());
     }
 
-    /** Runs to the end of the trace and until every query has finished. */
-    public SimResult run(LongConsumer traceEventsDone) {
-        Scenario.Cluster cluster = scenario.cluster();
-        for (int i = 0; i < cluster.replicas(); i++) {
-            addReplica();
-        }
+    /** Runs until every session has ended and every query has finished; reports arrivals as they happen. */
+    public SimResult run(LongConsumer arrivalsDone) {
+        ScenarioSpec.Cluster cluster = spec.cluster();
+        cluster.replicas().forEach(this::addReplica);
         Contender.Context ctx = new Contender.Context(id -> {
             ReplicaQueue r = replicas.get(id);
-            return r == null || !r.alive() ? Double.POSITIVE_INFINITY : r.utilisation();
+            return r == null || !r.alive() ? Double.POSITIVE_INFINITY : r.utilisation(now);
         });
-        Ewma ewma = new Ewma(EWMA_ALPHA, cluster.pollMillis());
-        SplittableRandom phases = new SplittableRandom(seed);
+        Ewma ewma = new Ewma(cluster.ewmaAlpha(), cluster.probeIntervalMillis());
+        SplittableRandom phases = new SplittableRandom(seed ^ 0x5DEECE66DL);
         for (int i = 0; i < cluster.routers(); i++) {
-            SimRouter router = new SimRouter(ewma, STALE_AFTER_MS, store, contender.perRouter().apply(ctx),
-                    new SplittableRandom(seed * 1_000_003L + i));
+            SimRouter router = new SimRouter(ewma, cluster.staleAfterMillis(), cluster.sustainMillis(), store,
+                    contender.perRouter().apply(ctx), new SplittableRandom(seed * 1_000_003L + i));
             routers.add(router);
-            tick(router);
-            long phase = phases.nextLong(cluster.pollMillis());
-            at(phase, () -> periodic(router));
+            pollPool(router);
+            probe(router);
+            at(phases.nextLong(cluster.poolPollMillis()), () -> pollLoop(router));
+            at(phases.nextLong(cluster.probeIntervalMillis()), () -> probeLoop(router));
         }
-        for (Scenario.Change change : cluster.changes()) {
+        for (ScenarioSpec.Change change : cluster.changes()) {
             at(change.atMillis(), () -> apply(change));
         }
-        at(scenario.snapshotAtMillis(), this::takeSnapshot);
-
-        int next = 0;
-        int sinceReport = 0;
-        while (next < trace.size() || !queue.isEmpty()) {
-            boolean traceFirst = next < trace.size()
-                    && (queue.isEmpty() || trace.get(next).atMillis() <= queue.peek().at);
-            if (traceFirst) {
-                TraceEvent e = trace.get(next++);
-                now = e.atMillis();
-                handle(e);
-                if (++sinceReport == 1_000) {
-                    traceEventsDone.accept(sinceReport);
-                    sinceReport = 0;
-                }
-            } else {
-                Scheduled s = queue.poll();
-                now = s.at;
-                s.action.run();
+        at(spec.snapshotAtMillis(), this::takeSnapshot);
+        for (Workload.Arrival a : workload.arrivals()) {
+            at(a.atMillis(), () -> arrive(a.index()));
+        }
+        while (!queue.isEmpty()) {
+            Scheduled s = queue.poll();
+            now = s.at;
+            s.action.run();
+            if (arrivedSinceReport == 100) {
+                arrivalsDone.accept(arrivedSinceReport);
+                arrivedSinceReport = 0;
             }
         }
-        traceEventsDone.accept(sinceReport);
+        arrivalsDone.accept(arrivedSinceReport);
         double[] done = Arrays.copyOf(slowdowns, completed);
         Arrays.sort(done);
         double[] util = replicas.values().stream().mapToDouble(r -> r.meanUtilisation(now)).toArray();
-        return new SimResult(scenario.name(), contender.name(), done, failed, util, snapshot);
+        return new SimResult(spec.name(), contender.name(), done, failed, sent, util, snapshot);
     }
 
     private void at(long when, Runnable action) {
         queue.add(new Scheduled(when, seq++, action));
     }
 
-    private void addReplica() {
+    private void addReplica(int slots) {
         String id = "r" + nextReplica++;
-        replicas.put(id, new ReplicaQueue(id, scenario.cluster().slots(), now, this));
-        published.add(id);
+        replicas.put(id, new ReplicaQueue(id, slots, now));
+        published.put(id, false);
     }
 
-    /** One poll interval of one router: re-read the pool and the session counts, probe every replica. */
-    private void periodic(SimRouter router) {
-        tick(router);
-        if (now < scenario.durationMillis()) {
-            at(now + scenario.cluster().pollMillis(), () -> periodic(router));
+    private void pollLoop(SimRouter router) {
+        pollPool(router);
+        if (now < spec.durationMillis()) {
+            at(now + spec.cluster().poolPollMillis(), () -> pollLoop(router));
         }
     }
 
-    private void tick(SimRouter router) {
+    private void pollPool(SimRouter router) {
         router.poolRead(published);
         router.refreshCounts();
+    }
+
+    private void probeLoop(SimRouter router) {
+        probe(router);
+        if (now < spec.durationMillis()) {
+            at(now + spec.cluster().probeIntervalMillis(), () -> probeLoop(router));
+        }
+    }
+
+    /**
+     * Probes every replica in the router's view; Spark's figures are metricsLag old when they arrive. The
+     * answers of one round arrive together (one event), as they would from parallel probes of equal latency.
+     */
+    private void probe(SimRouter router) {
+        ScenarioSpec.Cluster c = spec.cluster();
+        List<String> ids = new ArrayList<>();
+        List<LoadSample> samples = new ArrayList<>();
         for (String id : router.view()) {
             ReplicaQueue r = replicas.get(id);
             if (r.alive()) {
-                LoadSample sample = r.sample();
-                at(now + PROBE_LATENCY_MS, () -> router.probeAnswered(id, sample, now));
+                ids.add(id);
+                samples.add(r.sample(now));
             } else {
-                at(now + PROBE_TIMEOUT_MS, () -> router.probeFailed(id));
+                at(now + c.probeTimeoutMillis(), () -> router.probeFailed(id));
             }
         }
+        long arrives = now + c.metricsLagMillis() + c.probeLatencyMillis();
+        at(arrives, () -> {
+            for (int i = 0; i < ids.size(); i++) {
+                router.probeAnswered(ids.get(i), samples.get(i), arrives);
+            }
+        });
     }
 
-    private void apply(Scenario.Change change) {
+    private void apply(ScenarioSpec.Change change) {
         int toFail = change.fail();
-        for (ReplicaQueue r : replicas.values()) {
-            if (toFail == 0) {
-                break;
+        int toDrain = change.drain();
+        for (ReplicaQueue r : List.copyOf(replicas.values())) {
+            if (!r.alive()) {
+                continue;
             }
-            if (r.alive()) {
-                failed += r.fail(now);
+            if (toFail > 0) {
                 toFail--;
-                // The controller stops renewing its registration; routers see it leave when that expires.
-                at(now + PUBLISH_TTL_MS, () -> published.remove(r.id()));
-            }
-        }
-        for (int i = 0; i < change.join(); i++) {
-            addReplica();
-        }
-    }
-
-    private void handle(TraceEvent e) {
-        if (e instanceof TraceEvent.SessionStart start) {
-            SimRouter router = routers.get(start.router() % routers.size());
-            SimSession s = new SimSession(router, null);
-            sessions.put(start.session(), s);
-            bind(start.session(), s);
-        } else if (e instanceof TraceEvent.Query q) {
-            SimSession s = sessions.get(q.session());
-            ReplicaQueue r = s == null || s.replica == null ? null : replicas.get(s.replica);
-            if (r == null || !r.alive()) {
-                // The client gets an error; its state is gone, so it opens a new session on its next try.
-                failed++;
-                if (s != null) {
-                    if (s.replica != null) {
-                        store.release(q.session(), s.replica);
-                    }
-                    bind(q.session(), s);
+                for (Job lost : r.fail(now)) {
+                    lost.lost = true;
+                    SimSession s = sessions[lost.session];
+                    s.inFlight--;
+                    failed(s, lost.submittedAtMillis);
                 }
-                return;
+                // The controller stops renewing its registration; routers see it leave when that expires.
+                at(now + spec.cluster().publishTtlMillis(), () -> published.remove(r.id()));
+            } else if (toDrain > 0 && !published.getOrDefault(r.id(), true)) {
+                toDrain--;
+                published.put(r.id(), true);
             }
-            r.submit(new Job(q.session(), now, q.tasks(), q.taskMillis(), q.aloneMillis(r.slots())), now);
-        } else {
-            SimSession s = sessions.remove(e.session());
-            if (s != null && s.replica != null) {
-                store.release(e.session(), s.replica);
+        }
+        change.join().forEach(this::addReplica);
+    }
+
+    private void arrive(int index) {
+        SessionPlan plan = workload.session(index);
+        SimSession s = new SimSession(index, plan, routers.get(plan.router() % routers.size()),
+                Math.min(now + plan.lifetimeMillis(), spec.durationMillis()));
+        sessions[index] = s;
+        bind(s);
+        at(now + plan.firstQueryDelayMillis(), () -> query(s));
+        arrivedSinceReport++;
+    }
+
+    private void query(SimSession s) {
+        if (s.ended) {
+            return;
+        }
+        if (now >= s.endsAtMillis) {
+            if (s.inFlight == 0) {
+                end(s);
             }
+            return;
+        }
+        SessionPlan.Query q = s.plan.nextQuery();
+        if (!closedLoop) {
+            at(now + s.plan.nextThinkMillis(), () -> query(s));
+        }
+        ReplicaQueue r = s.replica == null ? null : replicas.get(s.replica);
+        if (now >= spec.warmupMillis()) {
+            sent++;
+        }
+        if (r == null || !r.alive()) {
+            failed(s, now);
+            return;
+        }
+        s.inFlight++;
+        Job job = new Job(s.index, now, q.tasks(), q.taskMillis(), q.aloneMillis(referenceSlots));
+        long done = r.submit(job, now);
+        at(done, () -> jobDone(r, job));
+    }
+
+    /**
+     * A query of {@code s} failed with its replica (or found none): the client gets an error, the session's
+     * state is gone, so it starts a new session, and the user tries again after a think time.
+     */
+    private void failed(SimSession s, long submittedAt) {
+        if (submittedAt >= spec.warmupMillis()) {
+            failed++;
+        }
+        ReplicaQueue held = s.replica == null ? null : replicas.get(s.replica);
+        if (held == null || !held.alive()) {
+            if (s.replica != null) {
+                store.release(s.plan.id(), s.replica);
+            }
+            bind(s);
+        }
+        if (closedLoop && !s.ended) {
+            at(now + s.plan.nextThinkMillis(), () -> query(s));
+        } else if (!closedLoop && s.inFlight == 0 && now >= s.endsAtMillis && !s.ended) {
+            end(s);
         }
     }
 
-    private void bind(String session, SimSession s) {
-        String chosen = s.router.place(session, now);
+    private void end(SimSession s) {
+        s.ended = true;
+        if (s.replica != null) {
+            store.release(s.plan.id(), s.replica);
+        }
+    }
+
+    private void bind(SimSession s) {
+        String chosen = s.router.place(s.plan.id(), now);
         s.replica = chosen;
         if (chosen != null) {
-            store.bindIfAbsent(session, chosen);
+            store.bindIfAbsent(s.plan.id(), chosen);
         }
     }
 
     private void takeSnapshot() {
         Map<String, Integer> perReplica = new LinkedHashMap<>();
         replicas.values().stream().filter(ReplicaQueue::alive).forEach(r -> perReplica.put(r.id(), 0));
-        for (SimSession s : sessions.values()) {
-            if (s.replica != null) {
+        for (SimSession s : sessions) {
+            if (s != null && !s.ended && s.replica != null) {
                 perReplica.computeIfPresent(s.replica, (k, v) -> v + 1);
             }
         }
         snapshot = perReplica.values().stream().sorted((a, b) -> b - a).mapToInt(Integer::intValue).toArray();
     }
 
-    @Override
-    public void taskStarted(ReplicaQueue replica, Job job, long endsAtMillis) {
-        at(endsAtMillis, () -> replica.taskEnded(job, endsAtMillis));
-    }
-
-    @Override
-    public void jobFinished(ReplicaQueue replica, Job job, long atMillis) {
-        if (completed == slowdowns.length) {
-            slowdowns = Arrays.copyOf(slowdowns, completed * 2);
+    private void jobDone(ReplicaQueue replica, Job job) {
+        if (job.lost) {
+            return;
         }
-        slowdowns[completed++] = (double) (atMillis - job.arrivedAtMillis) / job.aloneMillis;
+        replica.finished(job);
+        long atMillis = now;
+        SimSession s = sessions[job.session];
+        s.inFlight--;
+        if (job.submittedAtMillis >= spec.warmupMillis()) {
+            if (completed == slowdowns.length) {
+                slowdowns = Arrays.copyOf(slowdowns, completed * 2);
+            }
+            slowdowns[completed++] = (double) (atMillis - job.submittedAtMillis) / job.aloneMillis;
+        }
+        if (closedLoop) {
+            at(atMillis + s.plan.nextThinkMillis(), () -> query(s));
+        } else if (s.inFlight == 0 && atMillis >= s.endsAtMillis) {
+            end(s);
+        }
     }
 }

@@ -7,43 +7,63 @@ import java.util.List;
 import java.util.random.RandomGenerator;
 
 /**
- * Places a new session on the replica with the lowest <em>predicted</em> utilisation: what the last sample
- * says plus the sessions placed since, blended with what the replica's session count implies.
- *
- * <p>Why: utilisation only moves when the replica is probed again (about once a second), so a formula
- * driven by it sends every new session of a burst to the same replica until the next probe. Here each
- * placement raises the replica's prediction at once by one session's expected load, so a burst spreads
- * in proportion to headroom.
+ * Places a new session on the replica whose predicted utilisation, with that session added, is lowest:
+ * half what the replica's load says (its smoothed utilisation, capped, plus this router's recent placements
+ * that the samples cannot show yet), half what its share of the shared session count says.
  *
  * <pre>
- *   perSession = Σ utilisation / Σ sessions          (over the candidates; 1/cap while no session is bound)
- *   measured   = utilisation + placementsSinceSample × perSession
- *   byCount    = sessions × perSession                (what the shared session count implies)
- *   predicted  = ½ measured + ½ byCount
+ *   perSession  = Σ sustainedUtilisation × slots / Σ sessions     load of one session, in task slots
+ *                 (over the candidates; never below Σ slots / Σ sessions: see {@link #perSession})
+ *   measured(r) = min(utilisation(r), FAST_CAP) + unseenPlacements(r) × perSession / slots(r)
+ *   byCount(r)  = (sessions(r) + 1) × perSession / slots(r)
+ *   predicted   = ½ measured + ½ byCount                           lowest wins, ties at random
  * </pre>
  *
- * The session count comes from the shared store, so it includes other routers' recent placements that
- * neither this router's sample nor its own placement counter can see: that term stops several routers
- * from herding onto the replica that looked idle to all of them. The measured term keeps a replica whose
- * few sessions are heavy from looking cheap. Equal weights were the best compromise in the simulator
- * (loadtest/README.md): more weight on counts helps bursts and hurts skewed load, less does the reverse.
- * Lowest prediction wins; ties are broken at random.
+ * <p>Why each part, from the simulator (loadtest/README.md, "The default policy"):
+ * <ul>
+ *   <li><b>The load term</b> is join-the-shortest-queue on what the probe saw: it is what makes the seed
+ *       formula hard to beat when sessions arrive one at a time. It is capped because a replica whose
+ *       queue is several times its slots is simply full, and one giant query must not keep it from new
+ *       sessions for longer than that query lasts.</li>
+ *   <li><b>Unseen placements</b> answer the gap between probes: each session this router just placed counts
+ *       at the average load of a session until samples can show it. The count fades over the load board's
+ *       horizon and is not reset by a new sample, because a session placed just before a probe has not sent
+ *       its first query yet (the old rule reset it and got worse with faster probes).</li>
+ *   <li><b>The session count</b> is shared by every router and moves at once with every placement and every
+ *       session end, as requests in flight do for Prequal and for Envoy's LEAST_REQUEST: it stops several
+ *       routers with the same stale samples from herding, and spreads a burst whatever the samples say.</li>
+ *   <li><b>Per slot</b>: both terms are in utilisation, so a replica twice the size takes twice the
+ *       sessions.</li>
+ * </ul>
+ * Two passes over the candidates, no allocation: it runs on Envoy's request path.
  */
 public final class PredictedLoadPolicy implements PlacementPolicy {
 
     public static final String NAME = "predicted";
 
-    /** Weight of the measured term against the count term (see the class comment for why one half). */
+    /** Weight of the measured term against the count term (½: see the class comment). */
     static final double MEASURED_WEIGHT = 0.5;
 
-    private final long sessionCap;
+    /** Utilisation above which a replica counts as simply full ((running + pending) = 4 × slots). */
+    static final double FAST_CAP = 4.0;
 
-    /** @param sessionCap sets the prior load of one session (1 / cap) until any session is bound */
-    public PredictedLoadPolicy(long sessionCap) {
-        if (sessionCap <= 0) {
-            throw new IllegalArgumentException("session cap must be positive, got " + sessionCap);
+    private final double measuredWeight;
+    private final double loadCap;
+
+    public PredictedLoadPolicy() {
+        this(MEASURED_WEIGHT, FAST_CAP);
+    }
+
+    /** With another measured weight and load cap; for sweeps in the simulator. */
+    public PredictedLoadPolicy(double measuredWeight, double loadCap) {
+        if (!(measuredWeight >= 0 && measuredWeight <= 1)) {
+            throw new IllegalArgumentException("measured weight must be in [0, 1], got " + measuredWeight);
         }
-        this.sessionCap = sessionCap;
+        if (!(loadCap > 0)) {
+            throw new IllegalArgumentException("load cap must be positive, got " + loadCap);
+        }
+        this.measuredWeight = measuredWeight;
+        this.loadCap = loadCap;
     }
 
     @Override
@@ -51,21 +71,44 @@ public final class PredictedLoadPolicy implements PlacementPolicy {
         return NAME;
     }
 
-    /** Expected utilisation one session adds, estimated from the whole candidate set. */
-    public double perSession(List<Candidate> candidates) {
-        double load = 0;
-        long sessions = 0;
-        for (Candidate c : candidates) {
-            load += Math.max(0.0, c.utilisation());
-            sessions += c.activeSessions();
-        }
-        return sessions == 0 || load == 0 ? 1.0 / sessionCap : load / sessions;
+    /** Task slots of a candidate; a replica whose size is not known yet counts as one slot, like its peers. */
+    static double slotsOf(Candidate c) {
+        return c.slots() > 0 ? c.slots() : 1.0;
     }
 
+    private static double nonNegative(double v) {
+        return v > 0 ? v : 0.0; // NaN (never sampled) reads as 0
+    }
+
+    /**
+     * Expected load of one session in task slots, estimated from the whole candidate set: the sustained load
+     * per bound session, but never less than the candidates' slots shared among their sessions. That floor
+     * assumes sessions are as heavy as the pool can bear until samples show more: right after a start, or in
+     * a crowd of sessions that have not sent queries yet, the measured load per session is near zero, and
+     * without the floor the count term would weigh nothing against a replica that merely looked idle at the
+     * last probe.
+     */
+    public double perSession(List<Candidate> candidates) {
+        double load = 0;
+        double slots = 0;
+        long sessions = 0;
+        for (int i = 0, n = candidates.size(); i < n; i++) {
+            Candidate c = candidates.get(i);
+            double s = slotsOf(c);
+            load += nonNegative(c.sustainedUtilisation()) * s;
+            slots += s;
+            sessions += c.activeSessions();
+        }
+        double floor = slots / Math.max(1, sessions);
+        return Math.max(floor, load / Math.max(1, sessions));
+    }
+
+    /** Utilisation {@code c} is predicted to have with one more session, given {@link #perSession}. */
     public double predicted(Candidate c, double perSession) {
-        double measured = Math.max(0.0, c.utilisation()) + c.placementsSinceSample() * perSession;
-        double byCount = c.activeSessions() * perSession;
-        return MEASURED_WEIGHT * measured + (1.0 - MEASURED_WEIGHT) * byCount;
+        double slots = slotsOf(c);
+        double measured = Math.min(nonNegative(c.utilisation()), loadCap) + c.unseenPlacements() * perSession / slots;
+        double byCount = (c.activeSessions() + 1) * perSession / slots;
+        return measuredWeight * measured + (1.0 - measuredWeight) * byCount;
     }
 
     @Override
@@ -80,7 +123,25 @@ public final class PredictedLoadPolicy implements PlacementPolicy {
 
     @Override
     public Candidate choose(List<Candidate> candidates, RandomGenerator random) {
+        if (candidates.isEmpty()) {
+            throw new IllegalArgumentException("no candidates to choose from");
+        }
         double perSession = perSession(candidates);
-        return LowestScore.pick(candidates, c -> predicted(c, perSession), random);
+        Candidate best = null;
+        double bestScore = Double.POSITIVE_INFINITY;
+        int tied = 0;
+        // LowestScore.pick inlined: no lambda capture on the request path.
+        for (int i = 0, n = candidates.size(); i < n; i++) {
+            Candidate c = candidates.get(i);
+            double s = predicted(c, perSession);
+            if (best == null || s < bestScore - LowestScore.TIE) {
+                best = c;
+                bestScore = s;
+                tied = 1;
+            } else if (Math.abs(s - bestScore) <= LowestScore.TIE && random.nextInt(++tied) == 0) {
+                best = c;
+            }
+        }
+        return best;
     }
 }

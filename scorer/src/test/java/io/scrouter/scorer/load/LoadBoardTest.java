@@ -1,9 +1,11 @@
 package io.scrouter.scorer.load;
 
+import io.scrouter.scorer.Candidate;
 import io.scrouter.scorer.LoadSample;
 import io.scrouter.scorer.smoothing.Ewma;
 import org.junit.jupiter.api.Test;
 
+import java.util.List;
 import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -188,15 +190,74 @@ class LoadBoardTest {
     }
 
     @Test
+    void theSustainedAverageMovesOverTheHorizonNotThePollInterval() {
+        LoadBoard slow = new LoadBoard(new Ewma(0.5, 1_000), STALE_AFTER, 10_000);
+        slow.recordSample("a", onTwoSlots(2, 0), 0); // raw 1
+        ReplicaLoad load = slow.recordSample("a", onTwoSlots(0, 0), 10_000); // raw 0, one horizon later
+
+        // The fast EWMA: 10 intervals of weight 0.5 leave 1/1024 of the old value. The sustained average:
+        // one horizon leaves 1/e of it.
+        assertThat(load.utilisation()).isCloseTo(1.0 / 1024, within(EPS));
+        assertThat(load.sustainedUtilisation()).isCloseTo(Math.exp(-1), within(1e-9));
+        assertThat(load.slots()).isEqualTo(2);
+    }
+
+    @Test
+    void unseenPlacementsFadeWithTimeAtTheSameRateHoweverOftenTheReplicaIsProbed() {
+        // The fix for the reset of "placed since last probe": four probes 250 ms apart and one probe 1 s
+        // later must leave the same count, e^(-1000/15000) of it.
+        LoadBoard often = new LoadBoard(new Ewma(0.5, 250), STALE_AFTER, 15_000);
+        LoadBoard seldom = new LoadBoard(new Ewma(0.5, 1_000), STALE_AFTER, 15_000);
+        for (LoadBoard b : List.of(often, seldom)) {
+            b.recordSample("a", onTwoSlots(0, 0), 0);
+            for (int i = 0; i < 5; i++) {
+                b.notePlacement("a");
+            }
+        }
+        for (long t = 250; t <= 1_000; t += 250) {
+            often.recordSample("a", onTwoSlots(0, 0), t);
+        }
+        seldom.recordSample("a", onTwoSlots(0, 0), 1_000);
+
+        double expected = 5 * Math.exp(-1_000.0 / 15_000);
+        assertThat(often.get("a").unseenPlacements()).isCloseTo(expected, within(1e-9));
+        assertThat(seldom.get("a").unseenPlacements()).isCloseTo(expected, within(1e-9));
+        assertThat(often.get("a").placementsSinceSample()).isZero();
+    }
+
+    @Test
+    void unseenPlacementsSurviveAFailedProbe() {
+        board.recordSample("a", onTwoSlots(0, 0), 10_000);
+        board.notePlacement("a");
+        assertThat(board.recordFailure("a", "timeout").unseenPlacements()).isEqualTo(1.0);
+    }
+
+    @Test
+    void candidateCarriesEverythingTheBoardKnows() {
+        board.recordSample("a", new LoadSample(3, 1, 8), 10_000);
+        board.notePlacement("a");
+        Candidate c = board.get("a").candidate("a", true, 7);
+
+        assertThat(c).isEqualTo(new Candidate("a", 0.5, true, 7, 1, 0.5, 8, 0.5, 1.0));
+    }
+
+    @Test
+    void nonPositiveSustainHorizonIsRejected() {
+        assertThatThrownBy(() -> new LoadBoard(new Ewma(0.5, 1_000), 1_000, 0))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("sustainMillis must be positive, got 0");
+    }
+
+    @Test
     void replicaLoadFreshnessNeedsASampleNoFailureAndRecentEnough() {
-        ReplicaLoad ok = new ReplicaLoad(0.5, 0.5, 1_000, 0, null, 0);
+        ReplicaLoad ok = new ReplicaLoad(0.5, 0.5, 1_000, 0, null, 0, 8, 0.5, 0);
         assertThat(ok.isFresh(1_500, 1_000)).isTrue();
         assertThat(ok.isFresh(2_001, 1_000)).isFalse();
         // A sample stamped slightly in the future (clock skew between threads) counts as age 0.
         assertThat(ok.sampleAgeMillis(900)).isZero();
         assertThat(ok.isFresh(900, 1_000)).isTrue();
 
-        ReplicaLoad failed = new ReplicaLoad(0.5, 0.5, 1_000, 1, "x", 0);
+        ReplicaLoad failed = new ReplicaLoad(0.5, 0.5, 1_000, 1, "x", 0, 8, 0.5, 0);
         assertThat(failed.isFresh(1_000, 1_000)).isFalse();
     }
 }

@@ -47,7 +47,7 @@ class PoliciesTest {
         assertThatThrownBy(() -> Policies.byName("fastest", PolicySettings.DEFAULTS))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("'fastest'")
-                .hasMessageContaining("known policies: [predicted, seed]");
+                .hasMessageContaining("known policies: [predicted, seed, fewest-sessions, random]");
     }
 
     @Test
@@ -63,5 +63,22 @@ class PoliciesTest {
         assertThatThrownBy(() -> Policies.byName("seed", new PolicySettings(0.9, 0.1, 0)))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("session cap must be positive");
+    }
+
+    @Test
+    void fewestSessionsCountsSessionsPerSlotAndRandomSpreadsEvenly() {
+        PlacementPolicy fewest = Policies.byName("fewest-sessions", PolicySettings.DEFAULTS);
+        java.util.SplittableRandom random = new java.util.SplittableRandom(2);
+        // 12 sessions on 16 slots (0.75 per slot) beat 7 on 8 (0.875), whatever the load.
+        Candidate big = new Candidate("big", 3.0, true, 12, 0, 3.0, 16, 3.0, 0);
+        Candidate small = new Candidate("small", 0.0, true, 7, 0, 0.0, 8, 0.0, 0);
+        assertThat(fewest.choose(java.util.List.of(small, big), random)).isEqualTo(big);
+
+        PlacementPolicy uniform = Policies.byName("random", PolicySettings.DEFAULTS);
+        int[] wins = new int[2];
+        for (int i = 0; i < 2_000; i++) {
+            wins[uniform.choose(java.util.List.of(small, big), random) == big ? 1 : 0]++;
+        }
+        assertThat(wins[0]).isBetween(900, 1_100);
     }
 }

@@ -1,6 +1,9 @@
 package io.scrouter.scorer.policy;
 
 import io.scrouter.scorer.Candidate;
+import io.scrouter.scorer.LoadSample;
+import io.scrouter.scorer.load.LoadBoard;
+import io.scrouter.scorer.smoothing.Ewma;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -17,64 +20,130 @@ class PredictedLoadPolicyTest {
 
     private static final double EPS = 1e-12;
 
-    private final PredictedLoadPolicy policy = new PredictedLoadPolicy(10);
+    private final PredictedLoadPolicy policy = new PredictedLoadPolicy();
 
-    private static Candidate fresh(String id, double utilisation, long sessions, long placedSinceSample) {
-        return new Candidate(id, utilisation, true, sessions, placedSinceSample);
+    /** A fresh candidate of {@code slots} slots whose fast and sustained utilisation are both {@code util}. */
+    private static Candidate replica(String id, double util, long sessions, double unseen, long slots) {
+        return new Candidate(id, util, true, sessions, 0, util, slots, util, unseen);
     }
 
     @Test
-    void perSessionLoadIsTotalUtilisationOverTotalSessions() {
-        // (0.6 + 0.2) / (3 + 1) = 0.2
-        assertThat(policy.perSession(List.of(fresh("a", 0.6, 3, 0), fresh("b", 0.2, 1, 0))))
-                .isCloseTo(0.2, within(EPS));
+    void perSessionLoadIsSustainedLoadInSlotsOverSessions() {
+        // (1.5 * 8 + 1.0 * 8) / (4 + 2) = 3.33 slots per session, above the floor of 16 slots / 6 sessions.
+        assertThat(policy.perSession(List.of(replica("a", 1.5, 4, 0, 8), replica("b", 1.0, 2, 0, 8))))
+                .isCloseTo(20.0 / 6, within(EPS));
     }
 
     @Test
-    void perSessionLoadFallsBackToOneOverCapWhenNothingIsBoundOrBusy() {
-        assertThat(policy.perSession(List.of(fresh("a", 0.0, 0, 0), fresh("b", 0.0, 0, 0))))
-                .isCloseTo(0.1, within(EPS));
-        assertThat(policy.perSession(List.of(fresh("a", 0.0, 4, 0)))).isCloseTo(0.1, within(EPS));
+    void perSessionLoadNeverFallsBelowTheSlotsSharedAmongTheSessions() {
+        // A crowd that has not sent queries yet: 0.1 * 16 / 8 = 0.2 measured, floor 16 slots / 8 sessions = 2.
+        assertThat(policy.perSession(List.of(replica("a", 0.1, 4, 0, 8), replica("b", 0.1, 4, 0, 8))))
+                .isCloseTo(2.0, within(EPS));
+        // An empty pool: all its slots for the first session. Never sampled (NaN) counts as no load.
+        assertThat(policy.perSession(List.of(replica("a", 0.0, 0, 0, 8), replica("b", Double.NaN, 0, 0, 4))))
+                .isCloseTo(12.0, within(EPS));
     }
 
     @Test
-    void predictionBlendsMeasuredLoadPlusUnseenPlacementsWithTheCountEstimate() {
-        // measured = 0.5 + 2 * 0.2 = 0.9; byCount = 3 * 0.2 = 0.6; predicted = (0.9 + 0.6) / 2
-        assertThat(policy.predicted(fresh("a", 0.5, 3, 2), 0.2)).isCloseTo(0.75, within(EPS));
-        // No sessions, nothing placed: half the measured load.
-        assertThat(policy.predicted(fresh("b", 0.8, 0, 0), 0.2)).isCloseTo(0.4, within(EPS));
+    void aCrowdOnAnIdlePoolSpreadsEvenIfOneReplicaLookedBusyAtTheLastProbe() {
+        // Regression: with a prior of slots / cap (0.16 slots a session) the count term weighed nothing, and 30
+        // sessions opened at once on three idle replicas went 6 / 12 / 12 because one of them was running the
+        // first query of an earlier session when it was probed.
+        long[] placed = new long[3];
+        double[] util = {0.75, 0.0, 0.0};
+        SplittableRandom random = new SplittableRandom(9);
+        for (int i = 0; i < 30; i++) {
+            List<Candidate> cs = new ArrayList<>();
+            for (int r = 0; r < 3; r++) {
+                cs.add(replica("r" + r, util[r], placed[r], placed[r], 4));
+            }
+            placed[Integer.parseInt(policy.choose(cs, random).replicaId().substring(1))]++;
+        }
+        // The busy one is avoided for a few sessions, not for the whole crowd.
+        assertThat(placed[0]).isBetween(7L, 10L);
+        assertThat(placed[1] + placed[2]).isEqualTo(30 - placed[0]);
+    }
+
+    @Test
+    void predictionIsHalfCappedLoadPlusUnseenPlacementsAndHalfTheCountShare() {
+        // perSession 2 slots; 8 slots. measured = 0.5 + 2 * 2 / 8 = 1.0; byCount = (3 + 1) * 2 / 8 = 1.0.
+        assertThat(policy.predicted(replica("a", 0.5, 3, 2, 8), 2.0)).isCloseTo(1.0, within(EPS));
+        // A queue of 10 times the slots counts as 4 (full): measured = 4; byCount = (0 + 1) * 2 / 8.
+        assertThat(policy.predicted(replica("b", 10.0, 0, 0, 8), 2.0)).isCloseTo(0.5 * 4 + 0.5 * 0.25, within(EPS));
     }
 
     @Test
     void aBurstBetweenTwoProbesSpreadsInsteadOfHerdingOnTheIdlestReplica() {
-        // Regression for the seed formula's weakness: utilisation is frozen between probes, so it sent the
-        // whole burst to "idle". Here every placement raises the chosen replica's prediction at once.
-        Map<String, long[]> state = new HashMap<>(); // id -> {sessions, placedSinceSample}
-        state.put("idle", new long[] {2, 0});
-        state.put("half", new long[] {4, 0});
-        state.put("busy", new long[] {6, 0});
+        // The seed formula's weakness: utilisation is frozen between probes, so it sent the whole burst to
+        // "idle". Here each placement raises the chosen replica's prediction at once.
+        Map<String, long[]> placed = new HashMap<>(); // id -> {sessions, placed in this burst}
+        placed.put("idle", new long[] {4, 0});
+        placed.put("half", new long[] {4, 0});
+        placed.put("busy", new long[] {4, 0});
         Map<String, Double> util = Map.of("idle", 0.1, "half", 0.5, "busy", 0.9);
         SplittableRandom random = new SplittableRandom(42);
         for (int i = 0; i < 30; i++) {
             List<Candidate> candidates = new ArrayList<>();
             for (String id : List.of("idle", "half", "busy")) {
-                long[] s = state.get(id);
-                candidates.add(fresh(id, util.get(id), s[0], s[1]));
+                long[] s = placed.get(id);
+                candidates.add(replica(id, util.get(id), s[0] + s[1], s[1], 8));
             }
-            long[] chosen = state.get(policy.choose(candidates, random).replicaId());
-            chosen[0]++;
-            chosen[1]++;
+            placed.get(policy.choose(candidates, random).replicaId())[1]++;
         }
-        // Exact outcome for this seed (two ties along the way): the idle replica takes most, every replica some.
-        assertThat(List.of(state.get("idle")[1], state.get("half")[1], state.get("busy")[1]))
-                .containsExactly(16L, 10L, 4L);
+        // perSession is the floor, 24 slots over the sessions: 2 slots at the first placement, 24/42 at the last.
+        // Each placement adds perSession / 8 to both terms (half each), so the load gaps of 0.4 × ½ = 0.2 are
+        // worth about one session at first and three at the end: the idle replica leads by a few, no more.
+        long idle = placed.get("idle")[1];
+        long half = placed.get("half")[1];
+        long busy = placed.get("busy")[1];
+        assertThat(idle + half + busy).isEqualTo(30);
+        assertThat(idle).isGreaterThanOrEqualTo(half);
+        assertThat(half).isGreaterThanOrEqualTo(busy);
+        assertThat(idle - busy).isBetween(2L, 6L);
+    }
+
+    @Test
+    void aNewSampleDoesNotForgetSessionsPlacedJustBeforeIt() {
+        // Regression: the old rule counted placements only until the next sample, but a session placed just
+        // before a probe has not sent its first query, so the sample showed nothing of it and the next burst
+        // went to the same replica again (worse the faster the probes).
+        LoadBoard board = new LoadBoard(new Ewma(0.5, 250), 5_000, 15_000);
+        for (String id : List.of("a", "b")) {
+            board.recordSample(id, new LoadSample(2, 0, 8), 0);
+        }
+        for (int i = 0; i < 6; i++) {
+            board.notePlacement("a");
+        }
+        board.recordSample("a", new LoadSample(2, 0, 8), 250); // the same load: the new sessions are silent yet
+        board.recordSample("b", new LoadSample(2, 0, 8), 250);
+        Candidate a = board.get("a").candidate("a", true, 10);
+        Candidate b = board.get("b").candidate("b", true, 10);
+
+        assertThat(a.unseenPlacements()).isCloseTo(6 * Math.exp(-250.0 / 15_000), within(1e-9));
+        assertThat(a.placementsSinceSample()).isZero();
+        // Same sample and same shared count (both 10), but a still carries its six silent sessions.
+        SplittableRandom random = new SplittableRandom(3);
+        for (int i = 0; i < 100; i++) {
+            assertThat(policy.choose(List.of(a, b), random)).isEqualTo(b);
+        }
+    }
+
+    @Test
+    void aReplicaTwiceTheSizeTakesTwiceTheSessions() {
+        long[] sessions = {0, 0};
+        SplittableRandom random = new SplittableRandom(5);
+        for (int i = 0; i < 300; i++) {
+            List<Candidate> cs = List.of(replica("small", 0.3, sessions[0], 0, 8), replica("big", 0.3, sessions[1], 0, 16));
+            sessions["small".equals(policy.choose(cs, random).replicaId()) ? 0 : 1]++;
+        }
+        assertThat((double) sessions[1] / sessions[0]).isCloseTo(2.0, within(0.05));
     }
 
     @Test
     void sessionsOtherRoutersJustPlacedCountAgainstAReplicaBeforeItsNextSample() {
-        // Same measured load; "b" holds 5 more sessions in the shared store (another router's burst).
-        Candidate a = fresh("a", 0.3, 10, 0);
-        Candidate b = fresh("b", 0.3, 15, 0);
+        // Same sample; "b" holds 5 more sessions in the shared store (another router's burst).
+        Candidate a = replica("a", 0.3, 10, 0, 8);
+        Candidate b = replica("b", 0.3, 15, 0, 8);
         SplittableRandom random = new SplittableRandom(1);
         for (int i = 0; i < 100; i++) {
             assertThat(policy.choose(List.of(a, b), random)).isEqualTo(a);
@@ -83,7 +152,7 @@ class PredictedLoadPolicyTest {
 
     @Test
     void equalPredictionsAreBrokenAtRandomNotByListOrder() {
-        List<Candidate> same = List.of(fresh("x", 0.4, 2, 0), fresh("y", 0.4, 2, 0), fresh("z", 0.4, 2, 0));
+        List<Candidate> same = List.of(replica("x", 0.4, 2, 0, 8), replica("y", 0.4, 2, 0, 8), replica("z", 0.4, 2, 0, 8));
         SplittableRandom random = new SplittableRandom(7);
         Map<String, Integer> wins = new HashMap<>();
         for (int i = 0; i < 3_000; i++) {
@@ -101,22 +170,23 @@ class PredictedLoadPolicyTest {
     }
 
     @Test
-    void rejectsANonPositiveCap() {
-        assertThatThrownBy(() -> new PredictedLoadPolicy(0))
+    void rejectsAWeightOutsideZeroToOneAndNoCandidates() {
+        assertThatThrownBy(() -> new PredictedLoadPolicy(1.5, 4))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("session cap must be positive, got 0");
+                .hasMessageContaining("measured weight must be in [0, 1], got 1.5");
+        assertThatThrownBy(() -> policy.choose(List.of(), new SplittableRandom(1)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("no candidates");
     }
 
-    @org.junit.jupiter.api.Test
+    @Test
     void scoresShownToOperatorsAreTheOnesThePolicyRanksBy() {
-        // perSession = (1.0 + 0.2) / (3 + 1) = 0.3; a: 0.5*(1.0 + 0) + 0.5*(3*0.3) = 0.95;
-        // b: 0.5*(0.2 + 2*0.3) + 0.5*(1*0.3) = 0.55
-        java.util.List<io.scrouter.scorer.Candidate> cs = java.util.List.of(
-                new io.scrouter.scorer.Candidate("a", 1.0, true, 3, 0),
-                new io.scrouter.scorer.Candidate("b", 0.2, true, 1, 2));
+        // perSession: measured (1.0 * 8 + 0.2 * 8) / 4 = 2.4, below the floor 16 / 4 = 4 slots;
+        // a: 0.5 * 1.0 + 0.5 * (4 * 4 / 8) = 1.5; b: 0.5 * (0.2 + 2 * 4 / 8) + 0.5 * (2 * 4 / 8) = 1.1
+        List<Candidate> cs = List.of(replica("a", 1.0, 3, 0, 8), replica("b", 0.2, 1, 2, 8));
         double[] scores = policy.scores(cs);
-        org.assertj.core.api.Assertions.assertThat(scores[0]).isCloseTo(0.95, org.assertj.core.data.Offset.offset(EPS));
-        org.assertj.core.api.Assertions.assertThat(scores[1]).isCloseTo(0.55, org.assertj.core.data.Offset.offset(EPS));
-        org.assertj.core.api.Assertions.assertThat(policy.choose(cs, new java.util.Random(1)).replicaId()).isEqualTo("b");
+        assertThat(scores[0]).isCloseTo(1.5, within(EPS));
+        assertThat(scores[1]).isCloseTo(1.1, within(EPS));
+        assertThat(policy.choose(cs, new SplittableRandom(1)).replicaId()).isEqualTo("b");
     }
 }

@@ -1,0 +1,104 @@
+package io.scrouter.loadtest.workload;
+
+import io.scrouter.loadtest.scenario.ScenarioFiles;
+import io.scrouter.loadtest.scenario.ScenarioSpec;
+import io.scrouter.loadtest.trace.TraceEvent;
+import io.scrouter.extproc.routing.SessionIds;
+import org.junit.jupiter.api.Test;
+
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+class WorkloadTest {
+
+    @Test
+    void sameScenarioAndSeedGiveTheSameArrivalsAndAnotherSeedDoesNot() {
+        ScenarioSpec spec = ScenarioFiles.load("burst-5s-large");
+        assertThat(new Workload(spec, 7).arrivals()).isEqualTo(new Workload(spec, 7).arrivals());
+        assertThat(new Workload(spec, 7).arrivals()).isNotEqualTo(new Workload(spec, 8).arrivals());
+    }
+
+    @Test
+    void aSessionsDrawsDoNotDependOnWhenTheyAreMade() {
+        // Closed-loop timing differs between policies; the users and their queries must not.
+        Workload w = new Workload(ScenarioFiles.load("interactive"), 3);
+        SessionPlan a = w.session(5);
+        SessionPlan b = w.session(5);
+        w.session(6).nextQuery(); // another session's draws in between change nothing
+        assertThat(a.id()).isEqualTo(b.id());
+        assertThat(a.intensity()).isEqualTo(b.intensity());
+        a.firstQueryDelayMillis();
+        b.firstQueryDelayMillis();
+        for (int i = 0; i < 50; i++) {
+            assertThat(a.nextQuery()).isEqualTo(b.nextQuery());
+            assertThat(a.nextThinkMillis()).isEqualTo(b.nextThinkMillis());
+        }
+    }
+
+    @Test
+    void burstsStartInsideTheirWindow() {
+        ScenarioSpec spec = ScenarioFiles.load("burst-0.5s-large");
+        long inWindow = new Workload(spec, 1).arrivals().stream()
+                .filter(a -> a.atMillis() >= 20 * 60_000 && a.atMillis() < 20 * 60_000 + 500).count();
+        assertThat(inWindow).isGreaterThanOrEqualTo(64);
+    }
+
+    @Test
+    void theSteadyStatePopulationArrivesDuringTheWarmUp() {
+        ScenarioSpec spec = ScenarioFiles.load("steady");
+        Workload w = new Workload(spec, 1);
+        long early = w.arrivals().stream().filter(a -> a.atMillis() < spec.warmupMillis()).count();
+        // rate 0.04/s × mean lifetime (20 min × e^(0.8²/2) ≈ 1,650 s) ≈ 66, plus Poisson arrivals over 10 min.
+        assertThat(w.initialSessions()).isBetween(60L, 72L);
+        assertThat(early).isGreaterThan(w.initialSessions());
+    }
+
+    @Test
+    void intensityIsParetoScaledToMeanOneAndCapped() {
+        ScenarioSpec.Intensity in = new ScenarioSpec.Intensity(2.0, 1_000);
+        double sum = 0;
+        int n = 200_000;
+        for (int i = 0; i < n; i++) {
+            sum += SessionPlan.intensity(in, (i + 0.5) / n);
+        }
+        assertThat(sum / n).isCloseTo(1.0, within(0.02));
+        assertThat(SessionPlan.intensity(new ScenarioSpec.Intensity(1.3, 30), 0.999_999)).isEqualTo(30.0);
+        assertThat(SessionPlan.intensity(new ScenarioSpec.Intensity(0, 30), 0.9)).isEqualTo(1.0);
+    }
+
+    @Test
+    void theDayCycleIsQuietAtNightAndPeaksMidRun() {
+        ScenarioSpec spec = ScenarioFiles.load("day");
+        Workload w = new Workload(spec, 1);
+        double peak = spec.clients().sessionsPerSecond();
+        assertThat(w.rateAt(0)).isCloseTo(0.25 * peak, within(1e-12));
+        assertThat(w.rateAt(spec.durationMillis() / 2.0)).isCloseTo(peak, within(1e-12));
+    }
+
+    @Test
+    void theRenderedTraceIsSortedWithValidIdsAndEachSessionStartsBeforeItsQueriesAndEnds() {
+        List<TraceEvent> trace = TraceRenderer.render(new Workload(ScenarioFiles.load("routers-4"), 3));
+        Set<String> open = new HashSet<>();
+        Set<Integer> routers = new HashSet<>();
+        long last = 0;
+        for (TraceEvent e : trace) {
+            assertThat(e.atMillis()).isGreaterThanOrEqualTo(last);
+            last = e.atMillis();
+            assertThat(SessionIds.isValid(e.session())).isTrue();
+            if (e instanceof TraceEvent.SessionStart s) {
+                assertThat(open.add(s.session())).isTrue();
+                routers.add(s.router());
+            } else if (e instanceof TraceEvent.Query) {
+                assertThat(open).contains(e.session());
+            } else {
+                assertThat(open.remove(e.session())).isTrue();
+            }
+        }
+        assertThat(open).isEmpty();
+        assertThat(routers).containsExactlyInAnyOrder(0, 1, 2, 3);
+    }
+}
