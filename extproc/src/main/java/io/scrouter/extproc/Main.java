@@ -1,28 +1,34 @@
 package io.scrouter.extproc;
 
-import io.scrouter.extproc.config.ConfigException;
-import io.scrouter.extproc.config.ConfigLoader;
-import io.scrouter.extproc.config.RouterConfig;
+import io.scrouter.extproc.cli.CommandRunner;
+import io.scrouter.extproc.cli.ManifestVersion;
 import io.scrouter.extproc.envoy.CheckCommand;
 import io.scrouter.extproc.publisher.PublisherCommand;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import org.slf4j.bridge.SLF4JBridgeHandler;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.HelpCommand;
+import picocli.CommandLine.Option;
 
-import java.io.IOException;
-import java.io.InputStream;
+import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.concurrent.CountDownLatch;
+import java.util.Map;
+import java.util.concurrent.Callable;
 
 /**
- * Entry point. {@code java -jar extproc-all.jar [--config FILE]}: without a file, the embedded default
- * (in-memory store, a static pool of two local replicas) runs, so the service can be tried with nothing else
- * installed. {@code java -jar extproc-all.jar publish ...} runs the replica publisher sidecar instead
- * ({@link PublisherCommand}), and {@code check} asks a running router where a request would go
- * ({@link CheckCommand}).
+ * Entry point, {@code java -jar extproc-all.jar [COMMAND]}: without a command it runs the router
+ * ({@link RunCommand}); {@code check} asks a running router where a request would go ({@link CheckCommand});
+ * {@code publish} runs the replica publisher sidecar ({@link PublisherCommand}).
  */
-public final class Main {
+@Command(name = "scrouter", mixinStandardHelpOptions = true, versionProvider = ManifestVersion.class,
+        description = {"Pins each Spark Connect session to the replica that holds it and places new sessions by "
+                + "Spark's own load, as Envoy's external processor (ext_proc).",
+                "Without a command, runs the router, as 'run' does."},
+        footer = {"%nRun 'scrouter COMMAND --help' for a command's options.",
+                "Every option also reads SCROUTER_<OPTION> from the environment (publish: SCROUTER_REPLICA_<OPTION>, "
+                        + "check: SCROUTER_CHECK_<OPTION>)."})
+public final class Main implements Callable<Integer> {
 
     static {
         // Must run before the first logger exists: picks the JSON layout for log pipelines.
@@ -32,77 +38,48 @@ public final class Main {
         }
     }
 
-    private static final Logger LOG = LoggerFactory.getLogger(Main.class);
-    static final String DEFAULT_CONFIG = "/default-config.yaml";
+    @Option(names = "--config", paramLabel = "FILE", description = RunCommand.CONFIG_HELP)
+    Path config;
 
-    private Main() {
+    private final Map<String, String> env;
+
+    private Main(Map<String, String> env) {
+        this.env = env;
     }
 
-    public static void main(String[] args) throws Exception {
+    public static void main(String[] args) {
         SLF4JBridgeHandler.removeHandlersForRootLogger();
         SLF4JBridgeHandler.install();
-        if (args.length > 0 && args[0].equals("publish")) {
-            try {
-                PublisherCommand.run(java.util.Arrays.copyOfRange(args, 1, args.length), System.getenv());
-            } catch (ConfigException | IllegalArgumentException e) {
-                System.err.println("scrouter publish: " + e.getMessage());
-                System.exit(2);
-            }
-            return;
-        }
-        if (args.length > 0 && args[0].equals("check")) {
-            try {
-                System.exit(CheckCommand.run(java.util.Arrays.copyOfRange(args, 1, args.length), System.out));
-            } catch (IllegalArgumentException e) {
-                System.err.println("scrouter check: " + e.getMessage());
-                System.exit(2);
-            }
-            return;
-        }
-        RouterConfig config;
-        try {
-            config = loadConfig(args);
-        } catch (ConfigException | IllegalArgumentException e) {
-            System.err.println("scrouter: " + e.getMessage());
-            System.exit(2);
-            return;
-        }
-        RouterServer server;
-        try {
-            server = RouterServer.start(config);
-        } catch (Exception e) {
-            // Exit rather than linger: client threads (Redis, Netty) would otherwise keep a dead process alive.
-            LOG.error("could not start: {}", e.toString(), e);
-            System.exit(1);
-            return;
-        }
-        CountDownLatch stopped = new CountDownLatch(1);
-        // SIGTERM (a rollout, a scale-in): drain first, so Envoy moves to the other routers before this one stops.
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            server.drainAndClose();
-            stopped.countDown();
-        }, "scrouter-shutdown"));
-        stopped.await();
+        PrintWriter out = new PrintWriter(System.out, true, StandardCharsets.UTF_8);
+        PrintWriter err = new PrintWriter(System.err, true, StandardCharsets.UTF_8);
+        // Exit even after success: client threads (gRPC, Redis) of check and publish must not keep the JVM alive.
+        // After a SIGTERM, run returns while the shutdown hook finishes; exit then simply waits for the hook.
+        System.exit(commandLine(System.getenv(), out, err).execute(args));
     }
 
-    static RouterConfig loadConfig(String[] args) throws IOException {
-        String file = null;
-        for (int i = 0; i < args.length; i++) {
-            if (args[i].equals("--config") && i + 1 < args.length) {
-                file = args[++i];
-            } else if (args[i].startsWith("--config=")) {
-                file = args[i].substring("--config=".length());
-            } else {
-                throw new IllegalArgumentException("unknown argument '" + args[i] + "'; usage: [--config FILE]");
-            }
-        }
-        if (file != null) {
-            return ConfigLoader.load(Path.of(file), System.getenv());
-        }
-        try (InputStream in = Main.class.getResourceAsStream(DEFAULT_CONFIG)) {
-            String yaml = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-            LOG.info("no --config given: running the embedded default (in-memory store, static pool)");
-            return ConfigLoader.parse(yaml, System.getenv());
-        }
+    /** The whole command line, with option defaults read from {@code env}. */
+    public static CommandLine commandLine(Map<String, String> env, PrintWriter out, PrintWriter err) {
+        CommandLine line = new CommandLine(new Main(env))
+                .addSubcommand("run", new RunCommand(env))
+                .addSubcommand("check", new CheckCommand(out))
+                .addSubcommand("publish", new PublisherCommand(env))
+                .addSubcommand("help", new HelpCommand());
+        return CommandRunner.configure(line, env, Main::environmentPrefix, out, err);
+    }
+
+    /** Which environment variables set a command's options; see the footer of {@code --help}. */
+    static String environmentPrefix(String qualifiedCommandName) {
+        return switch (qualifiedCommandName) {
+            case "scrouter publish" -> "SCROUTER_REPLICA_";
+            case "scrouter check" -> "SCROUTER_CHECK_";
+            default -> "SCROUTER_";
+        };
+    }
+
+    @Override
+    public Integer call() throws InterruptedException {
+        RunCommand run = new RunCommand(env);
+        run.config = config;
+        return run.call();
     }
 }

@@ -28,7 +28,7 @@ class EmbeddedDefaultTest {
     @Test
     void embeddedDefaultAnswersRealExtProcRequestsAndPinsTheSession() throws Exception {
         String yaml;
-        try (InputStream in = Main.class.getResourceAsStream(Main.DEFAULT_CONFIG)) {
+        try (InputStream in = RunCommand.class.getResourceAsStream(RunCommand.DEFAULT_CONFIG)) {
             yaml = new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
         // Same file as `bin/run`, on a free port so the test never clashes with a running service.

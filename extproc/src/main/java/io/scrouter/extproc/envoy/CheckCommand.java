@@ -9,66 +9,92 @@ import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
+import io.scrouter.extproc.cli.Converters.HostPort;
+import io.scrouter.extproc.cli.Converters.HostPortValue;
+import io.scrouter.extproc.cli.ManifestVersion;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
-import java.io.PrintStream;
+import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.UUID;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
- * {@code check} subcommand: asks a running router where one Spark Connect request would go, exactly as
- * Envoy asks it (one {@code Process} stream, request headers in {@code raw_value}), and prints the answer.
- *
- * <pre>
- * java -jar extproc-all.jar check [--target 127.0.0.1:9002] [--session UUID] [--method ExecutePlan] [--times N]
- * </pre>
- * Repeating with the same {@code --session} shows the session pinned; a new UUID shows a placement.
+ * {@code check}: asks a running router where one Spark Connect request would go, exactly as Envoy asks it (one
+ * {@code Process} stream, request headers in {@code raw_value}), and prints the answer. Repeating with the same
+ * {@code --session} shows the session pinned; a new UUID shows a placement. Exits 0 when every answer was a
+ * route, 1 when the router rejected a request or could not be reached.
  */
-public final class CheckCommand {
+@Command(name = "check", mixinStandardHelpOptions = true, versionProvider = ManifestVersion.class,
+        description = "Ask a running router where a Spark Connect request would go, as Envoy asks it.")
+public final class CheckCommand implements Callable<Integer> {
 
-    private CheckCommand() {
+    @Option(names = "--target", paramLabel = "HOST:PORT", converter = HostPortValue.class,
+            defaultValue = "127.0.0.1:" + RouteHeaders.DEFAULT_EXTPROC_PORT,
+            description = "The router's ext_proc address (default: ${DEFAULT-VALUE}).")
+    HostPort target;
+
+    @Option(names = "--session", paramLabel = "UUID",
+            description = "Session id to ask about (default: a new random UUID, which shows a placement).")
+    String session;
+
+    @Option(names = "--method", paramLabel = "NAME", defaultValue = "ExecutePlan",
+            description = "SparkConnectService method of the request (default: ${DEFAULT-VALUE}).")
+    String method;
+
+    @Option(names = "--times", paramLabel = "N", defaultValue = "1",
+            description = "Ask N times with the same session, 1 to 1000 (default: ${DEFAULT-VALUE}).")
+    int times;
+
+    @Spec
+    CommandSpec spec;
+
+    private final PrintWriter out;
+
+    public CheckCommand(PrintWriter out) {
+        this.out = out;
     }
 
-    public static int run(String[] args, PrintStream out) throws Exception {
-        String target = "127.0.0.1:" + RouteHeaders.DEFAULT_EXTPROC_PORT;
-        String session = UUID.randomUUID().toString();
-        String method = "ExecutePlan";
-        int times = 1;
-        for (int i = 0; i + 1 < args.length; i += 2) {
-            switch (args[i]) {
-                case "--target" -> target = args[i + 1];
-                case "--session" -> session = args[i + 1];
-                case "--method" -> method = args[i + 1];
-                case "--times" -> times = Math.max(1, Math.min(1000, Integer.parseInt(args[i + 1])));
-                default -> throw new IllegalArgumentException("unknown option '" + args[i] + "'; usage: check "
-                        + "[--target host:port] [--session UUID] [--method Name] [--times N]");
-            }
+    @Override
+    public Integer call() {
+        if (times < 1 || times > 1000) {
+            throw new ParameterException(spec.commandLine(), "--times must be from 1 to 1000, not " + times);
         }
-        if (args.length % 2 != 0) {
-            throw new IllegalArgumentException("option '" + args[args.length - 1] + "' needs a value");
-        }
-        int colon = target.lastIndexOf(':');
-        ManagedChannel channel = NettyChannelBuilder.forAddress(target.substring(0, colon),
-                Integer.parseInt(target.substring(colon + 1))).usePlaintext().build();
+        String sessionId = session != null ? session : UUID.randomUUID().toString();
+        ManagedChannel channel = NettyChannelBuilder.forAddress(target.host(), target.port()).usePlaintext().build();
         try {
             ExternalProcessorGrpc.ExternalProcessorStub stub = ExternalProcessorGrpc.newStub(channel);
-            int failures = 0;
+            int rejected = 0;
             for (int i = 0; i < times; i++) {
-                ProcessingResponse answer = ask(stub, session, method);
-                out.println("session " + session + " " + method + " -> " + describe(answer));
-                failures += answer.hasImmediateResponse() ? 1 : 0;
+                ProcessingResponse answer = ask(stub, sessionId, method);
+                out.println("session " + sessionId + " " + method + " -> " + describe(answer));
+                rejected += answer.hasImmediateResponse() ? 1 : 0;
             }
-            return failures == 0 ? 0 : 1;
+            return rejected == 0 ? 0 : 1;
+        } catch (StatusRuntimeException e) {
+            spec.commandLine().getErr().println("scrouter check: no answer from the router at " + target + ": "
+                    + e.getStatus().getCode() + (e.getStatus().getDescription() == null ? ""
+                    : " (" + e.getStatus().getDescription() + ")")
+                    + ". Is it running, and is --target its ext_proc port (server.port)?");
+            return 1;
         } finally {
             channel.shutdownNow();
         }
     }
 
     private static ProcessingResponse ask(ExternalProcessorGrpc.ExternalProcessorStub stub, String session,
-                                          String method) throws Exception {
+                                          String method) {
         HeaderMap.Builder headers = HeaderMap.newBuilder();
         put(headers, ":method", "POST");
         put(headers, ":path", "/spark.connect.SparkConnectService/" + method);
@@ -84,19 +110,27 @@ public final class CheckCommand {
 
                     @Override
                     public void onError(Throwable t) {
-                        answer.completeExceptionally(t);
+                        answer.completeExceptionally(Status.fromThrowable(t).asRuntimeException());
                     }
 
                     @Override
                     public void onCompleted() {
-                        answer.completeExceptionally(new IllegalStateException("the router closed the stream "
-                                + "without answering"));
+                        answer.completeExceptionally(Status.INTERNAL.withDescription("the router closed the "
+                                + "stream without answering").asRuntimeException());
                     }
                 });
         stream.onNext(ProcessingRequest.newBuilder().setRequestHeaders(HttpHeaders.newBuilder()
                 .setHeaders(headers).setEndOfStream(true)).build());
         try {
             return answer.get(6, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof StatusRuntimeException s ? s
+                    : Status.INTERNAL.withDescription(e.getCause().toString()).asRuntimeException();
+        } catch (TimeoutException e) {
+            throw Status.DEADLINE_EXCEEDED.withDescription("no answer within 6s").asRuntimeException();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw Status.CANCELLED.withDescription("interrupted").asRuntimeException();
         } finally {
             stream.onCompleted();
         }

@@ -16,7 +16,10 @@ import java.util.Properties;
  */
 public final class BuildInfo {
 
-    /** The Maven project version this class was built with, or {@code unknown} outside a Maven build. */
+    /**
+     * The version in the jar manifest ({@code Implementation-Version}); outside the runnable jar, the Maven project
+     * version this class was built with; {@code unknown} outside a Maven build.
+     */
     public static final String VERSION = readVersion();
 
     private BuildInfo() {
@@ -30,6 +33,10 @@ public final class BuildInfo {
     }
 
     private static String readVersion() {
+        String fromManifest = BuildInfo.class.getPackage().getImplementationVersion();
+        if (fromManifest != null) {
+            return fromManifest;
+        }
         try (InputStream in = BuildInfo.class.getResourceAsStream("build.properties")) {
             if (in == null) {
                 return "unknown";

@@ -1,10 +1,11 @@
 package io.scrouter.extproc.publisher;
 
+import io.prometheus.metrics.exporter.httpserver.HTTPServer;
+import io.scrouter.extproc.cli.Converters.DurationValue;
+import io.scrouter.extproc.cli.ManifestVersion;
 import io.scrouter.extproc.config.ConfigException;
 import io.scrouter.extproc.config.ConfigLoader;
-import io.scrouter.extproc.config.Durations;
 import io.scrouter.extproc.config.RouterConfig;
-import io.prometheus.metrics.exporter.httpserver.HTTPServer;
 import io.scrouter.extproc.pool.RedisInstanceStore;
 import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.extproc.redis.RedisClients;
@@ -12,52 +13,85 @@ import io.scrouter.extproc.redis.RedisKeys;
 import org.redisson.api.RedissonClient;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@code publish} subcommand: the replica publisher sidecar.
- *
- * <pre>
- * java -jar extproc-all.jar publish --id spark-0 --grpc 10.0.0.5:15002 --metrics-url http://10.0.0.5:4040 \
- *     [--config FILE] [--ttl 10s] [--interval 2s] [--drain-for 30s] [--metrics-port 9091]
- * </pre>
- * Redis comes from the config file's {@code redis} section or {@code SCROUTER_REDIS_ADDRESS} /
- * {@code SCROUTER_REDIS_PASSWORD}. Every flag also reads from {@code SCROUTER_REPLICA_<FLAG>} (for example
- * {@code SCROUTER_REPLICA_GRPC}), which suits a Kubernetes sidecar that composes the address from the pod IP.
+ * {@code publish}: the replica publisher sidecar. Redis comes from the config file's {@code redis} section or
+ * {@code SCROUTER_REDIS_ADDRESS} / {@code SCROUTER_REDIS_PASSWORD}. Every option also reads
+ * {@code SCROUTER_REPLICA_<OPTION>} (for example {@code SCROUTER_REPLICA_GRPC}), which suits a Kubernetes sidecar
+ * that composes the address from the pod IP.
  */
-public final class PublisherCommand {
+@Command(name = "publish", mixinStandardHelpOptions = true, versionProvider = ManifestVersion.class,
+        description = "Publish one Spark Connect replica to the routers, with its readiness, until SIGTERM; then "
+                + "publish it as draining for --drain-for and let the entry expire.",
+        footer = "%nEvery option also reads SCROUTER_REPLICA_<OPTION>, for example SCROUTER_REPLICA_GRPC. Redis: "
+                + "--config's redis section, or SCROUTER_REDIS_ADDRESS and SCROUTER_REDIS_PASSWORD.")
+public final class PublisherCommand implements Callable<Integer> {
 
     private static final Logger LOG = LoggerFactory.getLogger(PublisherCommand.class);
 
-    private PublisherCommand() {
+    @Option(names = "--id", required = true, paramLabel = "ID",
+            description = "The replica's id, stable across restarts (a StatefulSet pod name).")
+    String id;
+
+    @Option(names = "--grpc", required = true, paramLabel = "HOST:PORT",
+            description = "Where Envoy reaches the replica's Spark Connect server.")
+    String grpc;
+
+    @Option(names = "--metrics-url", required = true, paramLabel = "URL",
+            description = "The driver's Spark UI, for its REST API (for example http://10.0.0.5:4040).")
+    String metricsUrl;
+
+    @Option(names = "--config", paramLabel = "FILE", description = "Router configuration whose redis section to use.")
+    Path config;
+
+    @Option(names = "--ttl", paramLabel = "DURATION", defaultValue = "10s", converter = DurationValue.class,
+            description = "Routers drop the replica this long after the last renewal (default: ${DEFAULT-VALUE}).")
+    Duration ttl;
+
+    @Option(names = "--interval", paramLabel = "DURATION", defaultValue = "2s", converter = DurationValue.class,
+            description = "Time between renewals; at most half of --ttl (default: ${DEFAULT-VALUE}).")
+    Duration interval;
+
+    @Option(names = "--drain-for", paramLabel = "DURATION", defaultValue = "30s", converter = DurationValue.class,
+            description = "After SIGTERM, publish draining this long (default: ${DEFAULT-VALUE}).")
+    Duration drainFor;
+
+    @Option(names = "--metrics-port", paramLabel = "PORT",
+            description = "Serve Prometheus metrics on this port (default: none).")
+    Integer metricsPort;
+
+    private final Map<String, String> env;
+
+    public PublisherCommand(Map<String, String> env) {
+        this.env = env;
     }
 
-    public static void run(String[] args, Map<String, String> env) throws Exception {
-        Map<String, String> flags = parse(args, env);
-        String id = required(flags, "id");
-        String grpc = required(flags, "grpc");
-        String metricsUrl = required(flags, "metrics-url");
-        Duration ttl = Durations.parse("--ttl", flags.getOrDefault("ttl", "10s"));
-        Duration interval = Durations.parse("--interval", flags.getOrDefault("interval", "2s"));
-        Duration drainFor = Durations.parse("--drain-for", flags.getOrDefault("drain-for", "30s"));
+    @Override
+    public Integer call() throws Exception {
         if (interval.multipliedBy(2).compareTo(ttl) > 0) {
             throw new ConfigException("--ttl", "must be at least twice --interval (" + interval.toMillis()
                     + "ms), or a single late renewal would make the replica vanish");
         }
-        RouterConfig.Redis redis = redisSettings(flags.get("config"), env);
+        if (metricsPort != null && (metricsPort < 0 || metricsPort > 65535)) {
+            throw new ConfigException("--metrics-port", "must be a port number (0-65535), got " + metricsPort);
+        }
+        RouterConfig.Redis redis = redisSettings();
         RedissonClient client = RedisClients.create(redis);
         RedisInstanceStore store = new RedisInstanceStore(client, new RedisKeys(redis.keyPrefix()));
         SparkReadiness readiness = new SparkReadiness(grpc, metricsUrl, Duration.ofSeconds(1));
         ReplicaPublisher publisher = new ReplicaPublisher(store, id, grpc, metricsUrl, ttl, readiness);
         PublisherMetrics metrics = new PublisherMetrics(id, ttl, interval);
-        HTTPServer metricsServer = flags.containsKey("metrics-port")
-                ? HTTPServer.builder().port(port(flags.get("metrics-port"))).registry(metrics.registry()).buildAndStart()
+        HTTPServer metricsServer = metricsPort != null
+                ? HTTPServer.builder().port(metricsPort).registry(metrics.registry()).buildAndStart()
                 : null;
 
         CountDownLatch stop = new CountDownLatch(1);
@@ -100,12 +134,13 @@ public final class PublisherCommand {
             metricsServer.close();
         }
         drained.countDown();
+        return 0;
     }
 
-    private static RouterConfig.Redis redisSettings(String configFile, Map<String, String> env) {
-        RouterConfig config = configFile != null ? ConfigLoader.load(Path.of(configFile), env)
+    private RouterConfig.Redis redisSettings() {
+        RouterConfig routerConfig = config != null ? ConfigLoader.load(config, env)
                 : ConfigLoader.parse("", withPlaceholderPool(env));
-        return config.redis().orElseThrow(() -> new ConfigException("redis.address",
+        return routerConfig.redis().orElseThrow(() -> new ConfigException("redis.address",
                 "is required by the publisher: set SCROUTER_REDIS_ADDRESS or a redis section in --config"));
     }
 
@@ -116,46 +151,5 @@ public final class PublisherCommand {
                     "is required by the publisher: set SCROUTER_REDIS_ADDRESS or pass --config with a redis section");
         }
         return env;
-    }
-
-    static Map<String, String> parse(String[] args, Map<String, String> env) {
-        Map<String, String> flags = new HashMap<>();
-        for (String name : new String[] {"id", "grpc", "metrics-url", "ttl", "interval", "drain-for", "config",
-                "metrics-port"}) {
-            String fromEnv = env.get("SCROUTER_REPLICA_" + name.toUpperCase().replace('-', '_'));
-            if (fromEnv != null && !fromEnv.isBlank()) {
-                flags.put(name, fromEnv);
-            }
-        }
-        for (int i = 0; i < args.length; i++) {
-            String a = args[i];
-            if (!a.startsWith("--") || i + 1 >= args.length) {
-                throw new ConfigException(a, "is not understood; usage: publish --id ID --grpc IP:PORT "
-                        + "--metrics-url URL [--config FILE] [--ttl 10s] [--interval 2s] [--drain-for 30s] [--metrics-port PORT]");
-            }
-            flags.put(a.substring(2), args[++i]);
-        }
-        return flags;
-    }
-
-    private static int port(String value) {
-        try {
-            int port = Integer.parseInt(value);
-            if (port >= 0 && port <= 65535) {
-                return port;
-            }
-        } catch (NumberFormatException e) {
-            // reported below
-        }
-        throw new ConfigException("--metrics-port", "must be a port number (0-65535), got '" + value + "'");
-    }
-
-    private static String required(Map<String, String> flags, String name) {
-        String v = flags.get(name);
-        if (v == null || v.isBlank()) {
-            throw new ConfigException("--" + name, "is required (or SCROUTER_REPLICA_"
-                    + name.toUpperCase().replace('-', '_') + ")");
-        }
-        return v;
     }
 }

@@ -3,9 +3,12 @@ package io.scrouter.extproc.publisher;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
-import io.scrouter.extproc.config.Durations;
+import io.scrouter.extproc.Main;
 import org.junit.jupiter.api.Test;
+import picocli.CommandLine.ParseResult;
 
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -53,16 +56,18 @@ class ReplicaSidecarExampleTest {
         Map<String, String> env = new HashMap<>();
         publisher.get("env").forEach(e -> env.put(e.get("name").asText(),
                 e.has("value") ? e.get("value").asText() : "from-secret"));
-        Map<String, String> flags = PublisherCommand.parse(args.subList(1, args.size()).toArray(String[]::new), env);
-        assertThat(flags).containsEntry("grpc", "$(POD_IP):15002").containsEntry("id", "$(POD_NAME)")
-                .containsEntry("metrics-url", "http://$(POD_IP):4040");
+        StringWriter errors = new StringWriter();
+        ParseResult parsed = Main.commandLine(env, new PrintWriter(new StringWriter()), new PrintWriter(errors))
+                .parseArgs(args.toArray(String[]::new));
+        assertThat(errors.toString()).isEmpty();
+        PublisherCommand publish = parsed.subcommand().commandSpec().commandLine().getCommand();
+        assertThat(publish.grpc).isEqualTo("$(POD_IP):15002");
+        assertThat(publish.id).isEqualTo("$(POD_NAME)");
+        assertThat(publish.metricsUrl).isEqualTo("http://$(POD_IP):4040");
         assertThat(env).containsKey("SCROUTER_REDIS_ADDRESS");
 
-        long drainSeconds = Durations.parse("--drain-for", flags.get("drain-for")).toSeconds();
-        assertThat(pod.get("terminationGracePeriodSeconds").asLong()).isGreaterThan(drainSeconds);
-        long ttl = Durations.parse("--ttl", flags.get("ttl")).toMillis();
-        long interval = Durations.parse("--interval", flags.get("interval")).toMillis();
-        assertThat(ttl).isGreaterThanOrEqualTo(2 * interval);
+        assertThat(pod.get("terminationGracePeriodSeconds").asLong()).isGreaterThan(publish.drainFor.toSeconds());
+        assertThat(publish.ttl).isGreaterThanOrEqualTo(publish.interval.multipliedBy(2));
     }
 
     @Test
