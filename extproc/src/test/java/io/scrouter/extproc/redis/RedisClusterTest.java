@@ -17,6 +17,9 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -157,9 +160,9 @@ class RedisClusterTest {
         Duration bound = rig.loopBound();
         while (System.nanoTime() - start < bound.toNanos()) {
             try {
-                router.sessions().find(probe).get(rig.storeCallBound().toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+                router.sessions().find(probe).get(rig.storeCallBound().toMillis(), TimeUnit.MILLISECONDS);
                 return (System.nanoTime() - start) / 1_000_000;
-            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException notYet) {
+            } catch (ExecutionException | TimeoutException notYet) {
                 Thread.sleep(20);
             }
         }
