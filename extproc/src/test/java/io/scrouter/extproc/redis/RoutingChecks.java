@@ -47,10 +47,6 @@ final class RoutingChecks {
         this.envoyB = rig.envoyFor(b);
     }
 
-    Map<String, String> bound() {
-        return bound;
-    }
-
     /** Runs every check in order. */
     void all() throws Exception {
         poolComesFromTheInstanceStore();

@@ -212,11 +212,6 @@ final class TopologyRig implements AutoCloseable {
         return route(envoy, method, sessionId, 20);
     }
 
-    void stopRouter(RouterServer rs) {
-        routers.remove(rs);
-        rs.close();
-    }
-
     @Override
     public void close() {
         channels.forEach(ManagedChannel::shutdownNow);
