@@ -241,6 +241,13 @@ public final class ConfigLoader {
                 throw new ConfigException(r.key("address"), "must start with redis:// or rediss://, got '" + a + "'");
             }
         }
+        // Single mode uses the first address only: a list of cluster seeds or sentinels under it would otherwise
+        // start, and fail on every call with errors that do not say why ("MOVED redirection loop").
+        if (mode.equals("single") && addresses.size() > 1) {
+            throw new ConfigException(r.key("mode"), "is single (the default), which uses one address, but "
+                    + addresses.size() + " are listed: set redis.mode to cluster (they are seed nodes) or sentinel "
+                    + "(they are sentinels), or list one address");
+        }
         String masterName = r.string("masterName", null);
         if (mode.equals("sentinel") && (masterName == null || masterName.isBlank())) {
             throw new ConfigException(r.key("masterName"), "is required in sentinel mode");
@@ -252,6 +259,10 @@ public final class ConfigLoader {
                 r.duration("timeout", Duration.ofMillis(50), MS, Duration.ofSeconds(10)),
                 r.string("keyPrefix", "scr"),
                 r.duration("settleAfterOutage", Duration.ofSeconds(5), Duration.ZERO, Duration.ofMinutes(10)));
+        if (mode.equals("cluster") && redis.database() != 0) {
+            throw new ConfigException(r.key("database"), "must be 0 in cluster mode: Redis Cluster has only database 0, "
+                    + "got " + redis.database());
+        }
         if (!redis.keyPrefix().matches("[A-Za-z0-9_.-]{1,32}")) {
             throw new ConfigException(r.key("keyPrefix"), "must be 1-32 letters, digits, '_', '.' or '-'");
         }

@@ -383,12 +383,35 @@ public final class SessionRouter {
         learnBindingsToNewReplicas();
         store.catchUpOnBindings(peerFeed);
         if (storeHealth.isOpen()) {
+            offerOneWriteBackAsTrial();
             return;
         }
         evictPending();
         checkForDataLoss();
         if (!unconfirmed.isEmpty() || !rewrite.isEmpty()) {
             pumpWriteBacks();
+        }
+    }
+
+    /**
+     * While the breaker is open, only a trial call closes it, and request-path trials come only with requests
+     * for sessions this router does not know. A quiet router, or one whose traffic is all for sessions it
+     * holds, would keep it open for ever, and its placements made during the outage would never reach the
+     * store: their next request, served by another router, would be placed afresh. So each poll may spend the
+     * breaker's trial on writing one of them back; its success closes the breaker, and the rest follow.
+     */
+    private void offerOneWriteBackAsTrial() {
+        long now = clock.getAsLong();
+        for (String session : unconfirmed) {
+            CachedBinding entry = nearCache.getIfPresent(session);
+            if (entry == null || entry.confirmed) {
+                unconfirmed.remove(session);
+                continue;
+            }
+            if (storeHealth.shouldTry(now) && entry.claimPush(now, settings.retryUnconfirmedMillis())) {
+                track(claim(session, entry.binding.replicaId()));
+            }
+            return;
         }
     }
 

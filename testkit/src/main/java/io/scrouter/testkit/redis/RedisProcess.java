@@ -18,25 +18,55 @@ import java.util.concurrent.TimeUnit;
  * <p>No Docker engine is assumed: the binary comes from the machine ({@code .ci/run} installs the Debian
  * package when it is missing). Persistence is off and the data directory is a temp folder, so each test
  * class starts from an empty Redis. Faults are injected on the real process: {@link #pause()} sends
- * SIGSTOP (Redis hangs, connections stay open), {@link #kill()} ends it.
+ * SIGSTOP (Redis hangs, connections stay open), {@link #kill()} ends it. A server started with
+ * {@link #startProtected} requires a password; {@link #command} authenticates with it.
  */
 public final class RedisProcess implements AutoCloseable {
 
     private final int port;
     private final Path dir;
     private final List<String> extraArgs;
+    private final String password;
     private Process process;
 
-    private RedisProcess(int port, Path dir, List<String> extraArgs) {
+    private RedisProcess(int port, Path dir, List<String> extraArgs, String password) {
         this.port = port;
         this.dir = dir;
         this.extraArgs = extraArgs;
+        this.password = password;
     }
 
     public static RedisProcess start(String... extraArgs) throws IOException {
-        RedisProcess r = new RedisProcess(freePort(), Files.createTempDirectory("redis-test"), List.of(extraArgs));
-        r.launch();
+        return start(null, List.of(extraArgs));
+    }
+
+    /** A server that refuses every command until a client authenticates with {@code password}. */
+    public static RedisProcess startProtected(String password, String... extraArgs) throws IOException {
+        List<String> args = new ArrayList<>(List.of("--requirepass", password));
+        args.addAll(List.of(extraArgs));
+        return start(password, args);
+    }
+
+    private static RedisProcess start(String password, List<String> extraArgs) throws IOException {
+        RedisProcess r = new RedisProcess(freePort(), Files.createTempDirectory("redis-test"), List.copyOf(extraArgs),
+                password);
+        try {
+            r.launch();
+        } catch (IOException | RuntimeException e) {
+            r.stopQuietly();
+            throw e;
+        }
         return r;
+    }
+
+    /** Whether a {@code redis-server} binary is installed, so tests can skip (never pass) without one. */
+    public static boolean installed() {
+        try {
+            binary();
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     /** Starts the server again on the same port (after {@link #kill()}). */
@@ -45,7 +75,7 @@ public final class RedisProcess implements AutoCloseable {
     }
 
     private void launch() throws IOException {
-        String binary = findBinary();
+        String binary = binary();
         List<String> cmd = new ArrayList<>(List.of(binary, "--port", Integer.toString(port), "--bind", "127.0.0.1",
                 "--save", "", "--appendonly", "no", "--dir", dir.toString(), "--protected-mode", "no"));
         cmd.addAll(extraArgs);
@@ -57,7 +87,7 @@ public final class RedisProcess implements AutoCloseable {
                 throw new IOException("redis-server exited at start: " + Files.readString(dir.resolve("redis.log")));
             }
             try {
-                if ("+PONG".equals(command("PING"))) {
+                if ("PONG".equals(Resp.authenticated(port, password, "PING"))) {
                     return;
                 }
             } catch (IOException notYet) {
@@ -65,10 +95,11 @@ public final class RedisProcess implements AutoCloseable {
             }
             sleep(20);
         }
-        throw new IOException("redis-server did not answer PING on port " + port + " within 10 s");
+        throw new IOException("redis-server did not answer PING on port " + port + " within 10 s; log in " + dir);
     }
 
-    private static String findBinary() throws IOException {
+    /** The {@code redis-server} binary (also started with {@code --sentinel} for Sentinel). */
+    public static String binary() throws IOException {
         for (String candidate : List.of("/usr/bin/redis-server", "/usr/local/bin/redis-server")) {
             if (Files.isExecutable(Path.of(candidate))) {
                 return candidate;
@@ -86,11 +117,36 @@ public final class RedisProcess implements AutoCloseable {
         return "redis://127.0.0.1:" + port;
     }
 
+    /** The password it requires, or null. */
+    public String password() {
+        return password;
+    }
+
+    /** Its data directory, which also holds its log ({@code redis.log}). */
+    public Path dir() {
+        return dir;
+    }
+
+    public boolean isAlive() {
+        return process != null && process.isAlive();
+    }
+
+    /** Sends one command and returns the whole parsed reply (see {@link Resp}), authenticating if needed. */
+    public Object reply(String... words) throws IOException {
+        return Resp.authenticated(port, password, words);
+    }
+
     /** Sends one inline command over RESP and returns the first reply line (for test setup and checks). */
     public String command(String... words) throws IOException {
         try (Socket s = new Socket("127.0.0.1", port)) {
             s.setSoTimeout(2000);
             OutputStream out = s.getOutputStream();
+            InputStream in = s.getInputStream();
+            if (password != null) {
+                out.write(Resp.encode("AUTH", password));
+                out.flush();
+                Resp.read(in);
+            }
             StringBuilder sb = new StringBuilder("*").append(words.length).append("\r\n");
             for (String w : words) {
                 byte[] b = w.getBytes(StandardCharsets.UTF_8);
@@ -98,7 +154,6 @@ public final class RedisProcess implements AutoCloseable {
             }
             out.write(sb.toString().getBytes(StandardCharsets.UTF_8));
             out.flush();
-            InputStream in = s.getInputStream();
             StringBuilder line = new StringBuilder();
             int c;
             while ((c = in.read()) != -1 && c != '\n') {
@@ -141,6 +196,14 @@ public final class RedisProcess implements AutoCloseable {
         if (process != null && process.isAlive()) {
             process.destroyForcibly();
             process.waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    private void stopQuietly() {
+        try {
+            close();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
