@@ -2,9 +2,10 @@ package io.scrouter.extproc;
 
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
-import io.grpc.netty.NettyServerBuilder;
 import io.grpc.health.v1.HealthCheckResponse;
+import io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
+import io.prometheus.metrics.exporter.httpserver.HTTPServer;
 import io.scrouter.extproc.config.RouterConfig;
 import io.scrouter.extproc.envoy.DecisionObserver;
 import io.scrouter.extproc.envoy.ExtProcService;
@@ -13,24 +14,27 @@ import io.scrouter.extproc.envoy.StreamLimits;
 import io.scrouter.extproc.ops.AdminServer;
 import io.scrouter.extproc.ops.RouterMetrics;
 import io.scrouter.extproc.ops.RouterStatus;
-import io.prometheus.metrics.exporter.httpserver.HTTPServer;
 import io.scrouter.extproc.pool.InstanceStore;
 import io.scrouter.extproc.pool.LoadProber;
 import io.scrouter.extproc.pool.PoolRefresher;
-import io.scrouter.extproc.pool.RedisInstanceStore;
 import io.scrouter.extproc.pool.Replica;
-import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.extproc.pool.ServerPool;
 import io.scrouter.extproc.pool.StaticInstanceStore;
+import io.scrouter.extproc.redis.RedisBindingFeed;
 import io.scrouter.extproc.redis.RedisClients;
+import io.scrouter.extproc.redis.RedisInstanceStore;
 import io.scrouter.extproc.redis.RedisKeys;
+import io.scrouter.extproc.redis.RedisSessionStore;
 import io.scrouter.extproc.routing.RouterSettings;
+import io.scrouter.extproc.routing.Routing;
 import io.scrouter.extproc.routing.SessionCounts;
 import io.scrouter.extproc.routing.SessionRouter;
-import io.scrouter.extproc.routing.StoreHealth;
+import io.scrouter.extproc.runtime.DaemonThreads;
+import io.scrouter.extproc.runtime.SystemTime;
+import io.scrouter.extproc.runtime.TimeSource;
+import io.scrouter.extproc.session.BindingFeed;
 import io.scrouter.extproc.session.InMemorySessionStore;
 import io.scrouter.extproc.session.ObservedSessionStore;
-import io.scrouter.extproc.session.RedisSessionStore;
 import io.scrouter.extproc.session.SessionStore;
 import io.scrouter.extproc.session.SessionTtls;
 import io.scrouter.scorer.load.LoadBoard;
@@ -51,6 +55,7 @@ import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
@@ -63,6 +68,7 @@ public final class RouterServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(RouterServer.class);
 
     private final RouterConfig config;
+    private final TimeSource time;
     private final RedissonClient redis;
     private final SessionStore sessions;
     private final ServerPool pool;
@@ -70,47 +76,48 @@ public final class RouterServer implements AutoCloseable {
     private final LoadBoard board;
     private final LoadProber prober;
     private final SessionCounts counts;
-    private final SessionRouter router;
+    private final Routing routing;
     private final HealthStatusManager health = new HealthStatusManager();
     private final ScheduledExecutorService maintenance;
     private final ExecutorService probeExecutor;
     private final Server server;
     private final RouterStatus status;
     private final RouterMetrics metrics;
-    private final LongSupplier clock;
     private final StreamLimits limits;
     private AdminServer admin;
     private HTTPServer metricsServer;
 
-    private RouterServer(RouterConfig config, ServerBuilder<?> builder, DecisionObserver observer,
-                         LongSupplier clock) {
+    private RouterServer(RouterConfig config, ServerBuilder<?> builder, DecisionObserver observer, TimeSource time) {
         this.config = config;
-        this.clock = clock;
+        this.time = time;
+        LongSupplier clock = time::millis;
         // The metrics read the status lazily (at scrape time), so they can be built before the parts they watch.
         RouterStatus[] statusRef = new RouterStatus[1];
         this.metrics = new RouterMetrics(() -> statusRef[0]);
         InstanceStore instances;
+        BindingFeed feed;
         if (config.redis().isPresent()) {
             RouterConfig.Redis r = config.redis().get();
             RedisKeys keys = new RedisKeys(r.keyPrefix());
             this.redis = RedisClients.create(r);
-            this.sessions = new ObservedSessionStore(new RedisSessionStore(redis, keys, ttls(config), clock), metrics);
+            feed = new RedisBindingFeed(redis, keys);
+            this.sessions = new ObservedSessionStore(new RedisSessionStore(redis, keys, ttls(config), clock, feed),
+                    metrics);
             instances = new RedisInstanceStore(redis, keys);
         } else {
             this.redis = null;
+            feed = BindingFeed.NONE;
             this.sessions = new ObservedSessionStore(new InMemorySessionStore(ttls(config), clock), metrics);
             instances = new StaticInstanceStore(config.pool().staticReplicas().stream()
-                    .map(s -> new Replica(s.id(), s.grpc(), s.metricsUrl(), ReplicaState.parse(s.state()).orElseThrow()))
-                    .toList());
+                    .map(s -> new Replica(s.id(), s.grpc(), s.metricsUrl(), s.state())).toList());
         }
-        long storeTimeout = config.redis().map(r -> r.timeout().toMillis()).orElse(50L);
         this.pool = new ServerPool();
-        this.poolRefresher = new PoolRefresher(instances, pool, Duration.ofMillis(Math.max(storeTimeout * 4, 200)),
-                config.pool().departureGrace(), clock);
+        this.poolRefresher = new PoolRefresher(instances, pool, poolReadDeadline(), config.pool().departureGrace(),
+                clock);
         RouterConfig.Placement p = config.placement();
         this.board = new LoadBoard(new Ewma(p.ewmaAlpha(), config.probe().interval().toMillis()),
                 config.probe().staleAfter().toMillis());
-        this.probeExecutor = Executors.newFixedThreadPool(2, daemon("scrouter-probe"));
+        this.probeExecutor = Executors.newFixedThreadPool(2, DaemonThreads.named("scrouter-probe"));
         HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(config.probe().timeout()).executor(probeExecutor).build();
         this.prober = new LoadProber(pool, board,
@@ -118,15 +125,12 @@ public final class RouterServer implements AutoCloseable {
         this.counts = new SessionCounts(sessions);
         Placer placer = new Placer(Policies.byName(p.policy(),
                 new PolicySettings(p.utilisationWeight(), p.sessionWeight(), p.sessionCap())));
-        RouterSettings settings = new RouterSettings(storeTimeout, config.sessions().refreshEvery().toMillis(),
-                Math.min(1000, config.sessions().refreshEvery().toMillis()), config.sessions().nearCacheMaxSize(),
-                config.sessions().idleTtl().toMillis(), config.sessions().releaseGrace().toMillis(),
-                config.redis().map(r -> r.settleAfterOutage().toMillis()).orElse(0L));
-        this.router = new SessionRouter(pool, poolRefresher, sessions, board, placer, counts,
-                new StoreHealth(3, 1000), settings, clock);
-        this.status = new RouterStatus(pool, board, prober, poolRefresher, router, clock);
+        this.routing = Routing.assemble(pool, poolRefresher, sessions, feed,
+                new Routing.PlacementInputs(placer, board, counts, ThreadLocalRandom::current),
+                RouterSettings.from(config), time);
+        this.status = new RouterStatus(pool, board, prober, poolRefresher, routing, clock);
         statusRef[0] = status;
-        this.maintenance = Executors.newSingleThreadScheduledExecutor(daemon("scrouter-maintenance"));
+        this.maintenance = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("scrouter-maintenance"));
         this.limits = new StreamLimits(config.server().decisionDeadline().toMillis(),
                 config.server().maxBufferedBodyBytes());
         DecisionObserver observers = (d, nanos, forged) -> {
@@ -137,7 +141,7 @@ public final class RouterServer implements AutoCloseable {
         // the ceiling is still read, so that it can be refused with a message rather than a reset.
         this.server = builder
                 .maxInboundMessageSize(limits.maxInboundMessageBytes())
-                .addService(new ExtProcService(router::decide, observers, limits))
+                .addService(new ExtProcService(routing.router()::decide, observers, limits, time))
                 .addService(health.getHealthService())
                 .build();
     }
@@ -150,13 +154,13 @@ public final class RouterServer implements AutoCloseable {
                 .directExecutor()
                 .permitKeepAliveTime(10, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true);
-        return start(config, builder, DecisionObserver.NONE, System::currentTimeMillis);
+        return start(config, builder, DecisionObserver.NONE, SystemTime.shared());
     }
 
-    /** Starts a router on any transport (tests pass an in-process builder and a fake clock). */
+    /** Starts a router on any transport (tests pass an in-process builder), with its own time source. */
     public static RouterServer start(RouterConfig config, ServerBuilder<?> builder, DecisionObserver observer,
-                                     LongSupplier clock) throws IOException {
-        RouterServer rs = new RouterServer(config, builder, observer, clock);
+                                     TimeSource time) throws IOException {
+        RouterServer rs = new RouterServer(config, builder, observer, time);
         rs.begin();
         return rs;
     }
@@ -168,7 +172,7 @@ public final class RouterServer implements AutoCloseable {
             LOG.warn("first pool read did not finish: {}; starting with an empty pool, the next poll retries", e.toString());
         }
         // Now that the pool is known, learn the other routers' bindings before taking requests.
-        router.reconcile();
+        routing.reconciler().reconcile();
         List<String> ids = pool.snapshot().all().stream().map(Replica::id).toList();
         counts.refresh(ids, 1000);
         prober.probeAll();
@@ -185,7 +189,7 @@ public final class RouterServer implements AutoCloseable {
             } catch (Exception e) {
                 LOG.warn("could not prepare the session store ({}); its first calls may be slower", e.toString());
             }
-            Warmup.run(router, limits);
+            Warmup.run(routing.router(), limits, time);
         }
         if (config.admin().port() >= 0) {
             admin = new AdminServer(config.admin().bindAddress(), config.admin().port(), status, sessions);
@@ -205,10 +209,10 @@ public final class RouterServer implements AutoCloseable {
 
     private void safely() {
         try {
-            router.reconcile();
+            routing.reconciler().reconcile();
             poolRefresher.refresh().thenCompose(snapshot -> counts.refresh(
                     snapshot.all().stream().map(Replica::id).toList(),
-                    config.redis().map(r -> r.timeout().toMillis() * 4).orElse(1000L)));
+                    poolReadDeadline().toMillis()));
         } catch (RuntimeException e) {
             LOG.warn("pool maintenance failed: {}", e.toString());
         }
@@ -219,11 +223,21 @@ public final class RouterServer implements AutoCloseable {
     }
 
     private long storeTimeoutMillis() {
-        return config.redis().map(r -> r.timeout().toMillis()).orElse(50L);
+        return config.storeCalls().timeout().toMillis();
+    }
+
+    /** Reading the pool or the session counts touches several keys: a few store timeouts, at least 200 ms. */
+    private Duration poolReadDeadline() {
+        return Duration.ofMillis(Math.max(storeTimeoutMillis() * 4, 200));
     }
 
     public SessionRouter router() {
-        return router;
+        return routing.router();
+    }
+
+    /** The routing side: decision path, reconciler, near-cache, placement, guarded store. */
+    public Routing routing() {
+        return routing;
     }
 
     public ServerPool pool() {
@@ -316,13 +330,5 @@ public final class RouterServer implements AutoCloseable {
     private static SessionTtls ttls(RouterConfig config) {
         return new SessionTtls(config.sessions().idleTtl(), config.sessions().lostTtl(),
                 config.sessions().releaseGrace());
-    }
-
-    private static java.util.concurrent.ThreadFactory daemon(String name) {
-        return r -> {
-            Thread t = new Thread(r, name);
-            t.setDaemon(true);
-            return t;
-        };
     }
 }

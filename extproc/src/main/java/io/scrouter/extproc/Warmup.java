@@ -21,6 +21,7 @@ import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.extproc.routing.Decision;
 import io.scrouter.extproc.routing.SessionRouter;
+import io.scrouter.extproc.runtime.TimeSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -60,7 +61,7 @@ final class Warmup {
     }
 
     /** Runs the warm-up; returns how many streams were answered. Never throws: a cold start is not fatal. */
-    static int run(SessionRouter router, StreamLimits limits) {
+    static int run(SessionRouter router, StreamLimits limits, TimeSource time) {
         long started = System.nanoTime();
         Server server = null;
         ManagedChannel channel = null;
@@ -70,7 +71,7 @@ final class Warmup {
                     .directExecutor()
                     .maxInboundMessageSize(limits.maxInboundMessageBytes())
                     .addService(new ExtProcService((path, id) -> CompletableFuture.completedFuture(dryRun(router,
-                            path, id)), DecisionObserver.NONE, limits))
+                            path, id)), DecisionObserver.NONE, limits, time))
                     .build().start();
             channel = NettyChannelBuilder.forAddress(InetAddress.getLoopbackAddress().getHostAddress(),
                     server.getPort()).usePlaintext().directExecutor().build();

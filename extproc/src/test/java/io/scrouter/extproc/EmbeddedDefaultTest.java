@@ -52,7 +52,7 @@ class EmbeddedDefaultTest {
                             .isEqualTo(upstream);
                 }
                 // No Spark UI answers on this machine's default ports: placement runs degraded, visibly.
-                assertThat(rs.router().isDegraded()).isTrue();
+                assertThat(rs.routing().placement().isDegraded()).isTrue();
             } finally {
                 channel.shutdownNow();
             }

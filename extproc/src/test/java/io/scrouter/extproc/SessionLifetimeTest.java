@@ -1,27 +1,18 @@
 package io.scrouter.extproc;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.netty.NettyChannelBuilder;
 import io.scrouter.extproc.config.ConfigLoader;
 import io.scrouter.extproc.config.RouterConfig;
-import io.scrouter.extproc.pool.RedisInstanceStore;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaState;
+import io.scrouter.extproc.redis.RedisInstanceStore;
 import io.scrouter.extproc.redis.RedisKeys;
 import io.scrouter.extproc.session.Binding;
 import io.scrouter.extproc.testing.ExtProcClient;
 import io.scrouter.testkit.redis.RedisProcess;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-import java.util.UUID;
-import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -31,6 +22,16 @@ import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
 import org.redisson.config.Config;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * How long a session's binding lives, against a real {@code redis-server} and real routers: a replica whose
@@ -201,8 +202,8 @@ class SessionLifetimeTest {
 
         // From the binding feed, read once the pool is known: nothing of it may be skipped.
         await("the new router holds every binding in memory", patience(late.config().pool().pollInterval()),
-                () -> sessions.stream().allMatch(s -> late.router().cachedBinding(s).isPresent()));
-        assertThat(sessions).allSatisfy(s -> assertThat(late.router().cachedBinding(s))
+                () -> sessions.stream().allMatch(s -> late.routing().nearCache().binding(s).isPresent()));
+        assertThat(sessions).allSatisfy(s -> assertThat(late.routing().nearCache().binding(s))
                 .contains(Binding.to("z@127.0.0.1:30004")));
     }
 
@@ -227,8 +228,8 @@ class SessionLifetimeTest {
         assertThat(late.pool().snapshot().get("fresh")).as("the late router has not polled yet").isNull();
 
         await("the late router holds the binding once its pool has the replica",
-                patience(late.config().pool().pollInterval()), () -> late.router().cachedBinding(session).isPresent());
-        assertThat(late.router().cachedBinding(session)).contains(Binding.to("fresh@127.0.0.1:30007"));
+                patience(late.config().pool().pollInterval()), () -> late.routing().nearCache().binding(session).isPresent());
+        assertThat(late.routing().nearCache().binding(session)).contains(Binding.to("fresh@127.0.0.1:30007"));
     }
 
     // ---- idle expiry, both ways ---------------------------------------------------------------------------
@@ -269,7 +270,7 @@ class SessionLifetimeTest {
                 () -> stored(session) == null);
         assertThat(rs.sessions().countSessions(List.of("v")).get(5, TimeUnit.SECONDS)).containsEntry("v", 0L);
         await("the router forgot it too", patience(rs.config().sessions().idleTtl()),
-                () -> rs.router().cachedBinding(session).isEmpty());
+                () -> rs.routing().nearCache().binding(session).isEmpty());
 
         assertThat(ExtProcClient.upstreamOf(envoy.send(ExtProcClient.sparkCall("ExecutePlan", session)))).isNotNull();
         assertThat(stored(session)).as("bound again as a new session").isNotNull();

@@ -11,6 +11,7 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.scrouter.extproc.pool.ReplicaAddress;
 import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.scorer.policy.Policies;
+import io.scrouter.scorer.policy.PolicySettings;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -62,6 +63,11 @@ public final class ConfigLoader {
         } catch (IOException e) {
             throw new ConfigException("--config", "could not read " + file + ": " + e.getMessage());
         }
+    }
+
+    /** The configuration of an empty file with one static replica: every default, for tests and tools. */
+    public static RouterConfig withDefaults() {
+        return parse("pool: {static: [{id: default, grpc: \"127.0.0.1:15002\"}]}", Map.of());
     }
 
     public static RouterConfig parse(String yaml, Map<String, String> env) {
@@ -143,9 +149,11 @@ public final class ConfigLoader {
         List<RouterConfig.StaticReplica> statics = new ArrayList<>();
         Set<String> ids = new HashSet<>();
         for (Section r : p.list("static")) {
+            String stateText = r.string("state", "ready");
+            ReplicaState state = ReplicaState.parse(stateText).orElseThrow(() -> new ConfigException(r.key("state"),
+                    "must be ready, warming or draining, got '" + stateText + "'"));
             RouterConfig.StaticReplica replica = new RouterConfig.StaticReplica(
-                    r.requiredString("id"), r.requiredString("grpc"), r.string("metricsUrl", null),
-                    r.string("state", "ready"));
+                    r.requiredString("id"), r.requiredString("grpc"), r.string("metricsUrl", null), state);
             checkReplica(r, replica);
             if (!ids.add(replica.id())) {
                 throw new ConfigException(r.key("id"), "repeats replica id '" + replica.id() + "'");
@@ -192,9 +200,9 @@ public final class ConfigLoader {
                     + Policies.NAMES);
         }
         RouterConfig.Placement placement = new RouterConfig.Placement(policy,
-                pl.decimal("utilisationWeight", 0.9, 0.0, 1000.0),
-                pl.decimal("sessionWeight", 0.1, 0.0, 1000.0),
-                pl.longValue("sessionCap", 50, 1, 1_000_000),
+                pl.decimal("utilisationWeight", PolicySettings.DEFAULTS.utilisationWeight(), 0.0, 1000.0),
+                pl.decimal("sessionWeight", PolicySettings.DEFAULTS.sessionWeight(), 0.0, 1000.0),
+                pl.longValue("sessionCap", PolicySettings.DEFAULTS.sessionCap(), 1, 1_000_000),
                 pl.decimal("ewmaAlpha", 0.5, 0.001, 1.0));
         pl.rejectUnknownKeys();
         if (placement.utilisationWeight() + placement.sessionWeight() == 0) {
@@ -222,10 +230,9 @@ public final class ConfigLoader {
     }
 
     private static RouterConfig.Redis redis(Section r) {
-        String mode = r.string("mode", "single").toLowerCase(Locale.ROOT);
-        if (!List.of("single", "sentinel", "cluster").contains(mode)) {
-            throw new ConfigException(r.key("mode"), "must be single, sentinel or cluster, got '" + mode + "'");
-        }
+        String modeText = r.string("mode", "single");
+        RouterConfig.RedisMode mode = RouterConfig.RedisMode.parse(modeText).orElseThrow(() -> new ConfigException(
+                r.key("mode"), "must be single, sentinel or cluster, got '" + modeText + "'"));
         List<String> addresses = new ArrayList<>();
         String address = r.string("address", null);
         if (address != null) {
@@ -243,23 +250,30 @@ public final class ConfigLoader {
         }
         // Single mode uses the first address only: a list of cluster seeds or sentinels under it would otherwise
         // start, and fail on every call with errors that do not say why ("MOVED redirection loop").
-        if (mode.equals("single") && addresses.size() > 1) {
+        if (mode == RouterConfig.RedisMode.SINGLE && addresses.size() > 1) {
             throw new ConfigException(r.key("mode"), "is single (the default), which uses one address, but "
                     + addresses.size() + " are listed: set redis.mode to cluster (they are seed nodes) or sentinel "
                     + "(they are sentinels), or list one address");
         }
         String masterName = r.string("masterName", null);
-        if (mode.equals("sentinel") && (masterName == null || masterName.isBlank())) {
+        if (mode == RouterConfig.RedisMode.SENTINEL && (masterName == null || masterName.isBlank())) {
             throw new ConfigException(r.key("masterName"), "is required in sentinel mode");
         }
         String password = r.string("password", null);
+        RouterConfig.StoreCalls defaults = RouterConfig.StoreCalls.DEFAULTS;
+        int database = r.integer("database", 0, 0, 15);
+        Duration timeout = r.duration("timeout", defaults.timeout(), MS, Duration.ofSeconds(10));
+        String keyPrefix = r.string("keyPrefix", "scr");
+        Duration settle = r.duration("settleAfterOutage", defaults.settleAfterOutage(), Duration.ZERO,
+                Duration.ofMinutes(10));
+        Section b = r.section("breaker");
+        RouterConfig.StoreCalls calls = new RouterConfig.StoreCalls(timeout, settle,
+                b.integer("failures", defaults.breakerFailures(), 1, 1000),
+                b.duration("coolDown", defaults.breakerCoolDown(), MS, Duration.ofMinutes(10)));
+        b.rejectUnknownKeys();
         RouterConfig.Redis redis = new RouterConfig.Redis(mode, List.copyOf(addresses), masterName,
-                password == null || password.isEmpty() ? null : password,
-                r.integer("database", 0, 0, 15),
-                r.duration("timeout", Duration.ofMillis(50), MS, Duration.ofSeconds(10)),
-                r.string("keyPrefix", "scr"),
-                r.duration("settleAfterOutage", Duration.ofSeconds(5), Duration.ZERO, Duration.ofMinutes(10)));
-        if (mode.equals("cluster") && redis.database() != 0) {
+                password == null || password.isEmpty() ? null : password, database, keyPrefix, calls);
+        if (mode == RouterConfig.RedisMode.CLUSTER && redis.database() != 0) {
             throw new ConfigException(r.key("database"), "must be 0 in cluster mode: Redis Cluster has only database 0, "
                     + "got " + redis.database());
         }
@@ -276,10 +290,6 @@ public final class ConfigLoader {
         }
         if (ReplicaAddress.parse(replica.grpc()).isEmpty()) {
             throw new ConfigException(r.key("grpc"), ReplicaAddress.ADDRESS_RULE + ", got '" + replica.grpc() + "'");
-        }
-        if (ReplicaState.parse(replica.state()).isEmpty()) {
-            throw new ConfigException(r.key("state"), "must be ready, warming or draining, got '"
-                    + replica.state() + "'");
         }
         if (replica.metricsUrl() != null && !replica.metricsUrl().matches("https?://.+")) {
             throw new ConfigException(r.key("metricsUrl"), "must be an http:// or https:// URL, got '"

@@ -1,5 +1,7 @@
 package io.scrouter.extproc.config;
 
+import io.scrouter.extproc.pool.ReplicaState;
+
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -30,20 +32,17 @@ public record RouterConfig(Server server, Optional<Redis> redis, Pool pool, Prob
     /**
      * The shared store. Absent means the embedded default: an in-memory store, good for one router only.
      *
-     * @param mode      {@code single}, {@code sentinel} or {@code cluster}
+     * @param mode      how the addresses are used: one server, sentinels, or cluster seed nodes
      * @param addresses {@code redis://host:port} (or {@code rediss://}); several for sentinel and cluster
-     * @param timeout   deadline of one Redis call; it must fit inside Envoy's ext_proc message timeout
      * @param keyPrefix prefix of every key, so several routers' deployments can share one Redis
-     * @param settleAfterOutage after Redis fails a call, new sessions keep being placed by rendezvous this
-     *                  long, so routers that notice the outage (or its end) at slightly different moments
-     *                  still agree
+     * @param calls     deadlines and the circuit breaker of the router's calls to it
      */
-    public record Redis(String mode, List<String> addresses, String masterName, String password, int database,
-                        Duration timeout, String keyPrefix, Duration settleAfterOutage) {
+    public record Redis(RedisMode mode, List<String> addresses, String masterName, String password, int database,
+                        String keyPrefix, StoreCalls calls) {
 
-        public Redis(String mode, List<String> addresses, String masterName, String password, int database,
-                     Duration timeout, String keyPrefix) {
-            this(mode, addresses, masterName, password, database, timeout, keyPrefix, Duration.ofSeconds(5));
+        /** Deadline of one Redis call (also the client's own command timeout). */
+        public Duration timeout() {
+            return calls.timeout();
         }
 
         @Override
@@ -51,9 +50,53 @@ public record RouterConfig(Server server, Optional<Redis> redis, Pool pool, Prob
             // The password must never reach a log line.
             return "Redis[mode=" + mode + ", addresses=" + addresses + ", masterName=" + masterName
                     + ", password=" + (password == null ? "none" : "***") + ", database=" + database
-                    + ", timeout=" + timeout + ", keyPrefix=" + keyPrefix + ", settleAfterOutage=" + settleAfterOutage
-                    + "]";
+                    + ", keyPrefix=" + keyPrefix + ", calls=" + calls + "]";
         }
+    }
+
+    /** How {@code redis.addresses} are used. */
+    public enum RedisMode {
+        /** One server (a primary, or a proxy in front of a group). */
+        SINGLE,
+        /** Sentinels that name the current master of {@code redis.masterName}. */
+        SENTINEL,
+        /** Seed nodes of a Redis Cluster. */
+        CLUSTER;
+
+        /** The mode named in a configuration file, any case; empty for anything else. */
+        public static Optional<RedisMode> parse(String text) {
+            for (RedisMode m : values()) {
+                if (m.name().equalsIgnoreCase(text.trim())) {
+                    return Optional.of(m);
+                }
+            }
+            return Optional.empty();
+        }
+    }
+
+    /**
+     * The router's calls to its session store. The defaults here are the only ones: the embedded store uses
+     * them as they are, and {@code redis.*} keys start from them.
+     *
+     * @param timeout           deadline of one call on the request path; it must fit inside Envoy's ext_proc
+     *                          message timeout
+     * @param settleAfterOutage after the store fails a call, new sessions keep being placed by rendezvous this
+     *                          long, so routers that notice the outage (or its end) at slightly different
+     *                          moments still agree
+     * @param breakerFailures   consecutive failed requests that open the circuit breaker: new sessions are then
+     *                          placed without waiting on the store
+     * @param breakerCoolDown   while the breaker is open, one trial call per this long finds out the store is back
+     */
+    public record StoreCalls(Duration timeout, Duration settleAfterOutage, int breakerFailures,
+                             Duration breakerCoolDown) {
+
+        public static final StoreCalls DEFAULTS = new StoreCalls(Duration.ofMillis(50), Duration.ofSeconds(5), 3,
+                Duration.ofSeconds(1));
+    }
+
+    /** How the router calls its session store: Redis's settings, or the defaults for the embedded store. */
+    public StoreCalls storeCalls() {
+        return redis.map(Redis::calls).orElse(StoreCalls.DEFAULTS);
     }
 
     /**
@@ -64,14 +107,10 @@ public record RouterConfig(Server server, Optional<Redis> redis, Pool pool, Prob
      *                       failed over, until the publishers' next renewal puts the entries back
      */
     public record Pool(Duration pollInterval, List<StaticReplica> staticReplicas, Duration departureGrace) {
-
-        public Pool(Duration pollInterval, List<StaticReplica> staticReplicas) {
-            this(pollInterval, staticReplicas, Duration.ofSeconds(5));
-        }
     }
 
     /** A replica declared in the configuration file (embedded mode). */
-    public record StaticReplica(String id, String grpc, String metricsUrl, String state) {
+    public record StaticReplica(String id, String grpc, String metricsUrl, ReplicaState state) {
     }
 
     /** Load probes against each replica's Spark REST API. */

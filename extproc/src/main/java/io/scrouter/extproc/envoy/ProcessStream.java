@@ -9,11 +9,12 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
 import io.scrouter.extproc.routing.Decision;
 import io.scrouter.extproc.routing.Rejections;
+import io.scrouter.extproc.runtime.TimeSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
@@ -60,6 +61,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     private final StreamObserver<ProcessingResponse> envoy;
     private final DecisionObserver observer;
     private final StreamLimits limits;
+    private final TimeSource time;
     private Phase phase = Phase.HEADERS;
     private RequestHeaders headers;
     private SessionIdInBody bodyReader;
@@ -70,7 +72,8 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     private boolean closed;
 
     ProcessStream(long streamId, Decider decider, StreamObserver<ProcessingResponse> envoy,
-                  DecisionObserver observer, StreamLimits limits) {
+                  DecisionObserver observer, StreamLimits limits, TimeSource time) {
+        this.time = time;
         this.streamId = streamId;
         this.decider = decider;
         this.envoy = envoy;
@@ -101,7 +104,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
             send(Responses.passThrough(ProcessingRequest.newBuilder().setRequestHeaders(message).build()));
             return;
         }
-        long started = System.nanoTime();
+        long started = time.nanoTime();
         headers = RequestHeaders.read(message.getHeaders());
         if (headers.sessionIdCount() > 1) {
             decide(CompletableFuture.completedFuture(Rejections.repeatedSessionId(headers.sessionIdCount())),
@@ -125,7 +128,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
         switch (phase) {
             case BODY -> {
                 owedBodyAnswers++;
-                long started = System.nanoTime();
+                long started = time.nanoTime();
                 if (body.getBody().size() > limits.maxBodyMessageBytes()) {
                     decide(CompletableFuture.completedFuture(Rejections.bodyTooLarge(body.getBody().size(),
                             limits.maxBodyMessageBytes())), true, started);
@@ -161,10 +164,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
 
     private void decide(CompletableFuture<Decision> decision, boolean onBody, long started) {
         phase = Phase.DECIDING;
-        if (!decision.isDone()) {
-            decision = decision.orTimeout(limits.decisionDeadlineMillis(), TimeUnit.MILLISECONDS);
-        }
-        decision.whenComplete((d, error) -> answer(d, error, onBody, started));
+        time.within(decision, limits.decisionDeadlineMillis()).whenComplete((d, error) -> answer(d, error, onBody, started));
     }
 
     private synchronized void answer(Decision d, Throwable error, boolean onBody, long started) {
@@ -197,7 +197,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
         owedBodyAnswers = 0;
         phase = Phase.ANSWERED;
         finish();
-        observer.decided(decided, System.nanoTime() - started, headers.clientSetUpstream());
+        observer.decided(decided, time.nanoTime() - started, headers.clientSetUpstream());
         if (LOG.isDebugEnabled()) {
             logDecision(decided);
         }
@@ -209,7 +209,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
         if (decided instanceof Decision.Route route) {
             // Only a routed request's id is known to be a valid UUID; a rejected one is never echoed.
             event = event.addKeyValue("session", decidedSession)
-                    .addKeyValue("outcome", route.outcome().name().toLowerCase(java.util.Locale.ROOT))
+                    .addKeyValue("outcome", route.outcome().name().toLowerCase(Locale.ROOT))
                     .addKeyValue("replica", route.replica().id());
         } else {
             event = event.addKeyValue("outcome", "rejected")
@@ -224,9 +224,8 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
         }
         try {
             envoy.onNext(response);
-        } catch (StatusRuntimeException | IllegalStateException e) {
-            // Envoy cancelled the stream between request and answer: nothing to answer any more.
-            LOG.debug("stream={} answer not delivered: {}", streamId, e.toString());
+        } catch (StatusRuntimeException e) {
+            undelivered("answer not delivered", e);
         }
     }
 
@@ -238,9 +237,24 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
         closed = true;
         try {
             envoy.onCompleted();
-        } catch (StatusRuntimeException | IllegalStateException e) {
-            LOG.debug("stream={} already closed: {}", streamId, e.toString());
+        } catch (StatusRuntimeException e) {
+            undelivered("close not delivered", e);
         }
+    }
+
+    /** Envoy cancelling between request and answer is routine; anything else is worth a WARN. */
+    private void undelivered(String what, StatusRuntimeException e) {
+        if (e.getStatus().getCode() == Status.Code.CANCELLED) {
+            LOG.debug("stream={} {}: cancelled by Envoy", streamId, what);
+        } else {
+            LOG.atWarn().setMessage(what).addKeyValue("stream", streamId).addKeyValue("status", e.getStatus()).log();
+        }
+    }
+
+    /** Envoy cancelled the stream (its request ended, or the client went away): nothing is owed any more. */
+    synchronized void cancelled() {
+        closed = true;
+        phase = Phase.ANSWERED;
     }
 
     @Override

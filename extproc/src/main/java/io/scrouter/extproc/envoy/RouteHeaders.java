@@ -1,5 +1,7 @@
 package io.scrouter.extproc.envoy;
 
+import io.scrouter.extproc.routing.SessionIds;
+
 /**
  * Names shared by the service and every Envoy configuration in the repository. The tests under
  * {@code deploy/} read these constants and check that each config in {@code envoy/} and {@code istio/}
@@ -8,7 +10,7 @@ package io.scrouter.extproc.envoy;
 public final class RouteHeaders {
 
     /** Header the client sends; the Spark Connect client adds it from the {@code sc://} connection string. */
-    public static final String SESSION_ID = "x-spark-session-id";
+    public static final String SESSION_ID = SessionIds.HEADER;
 
     /**
      * Header the service writes with the chosen replica's {@code ip:port}; Envoy's {@code ORIGINAL_DST}

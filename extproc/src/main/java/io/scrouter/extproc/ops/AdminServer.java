@@ -84,7 +84,7 @@ public final class AdminServer implements AutoCloseable {
         root.put("storeCircuitOpen", status.storeCircuitOpen());
         root.put("poolReadAgeMillis", status.poolReadAgeMillis());
         root.put("poolError", status.poolError());
-        root.put("nearCacheSessions", status.router().nearCacheSize());
+        root.put("nearCacheSessions", status.nearCache().size());
         ArrayNode replicas = root.putArray("replicas");
         for (ReplicaView v : status.replicas()) {
             ObjectNode n = replicas.addObject();
@@ -122,7 +122,7 @@ public final class AdminServer implements AutoCloseable {
         }
         ObjectNode body = JSON.createObjectNode();
         body.put("session", SessionIds.canonical(id));
-        Optional<Binding> cached = status.router().cachedBinding(id);
+        Optional<Binding> cached = status.nearCache().binding(id);
         putBinding(body, "cached", cached);
         try {
             putBinding(body, "store", store.find(SessionIds.canonical(id)).get(2, TimeUnit.SECONDS));

@@ -9,6 +9,7 @@ import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.prometheus.metrics.model.snapshots.Unit;
 import io.scrouter.extproc.envoy.DecisionObserver;
 import io.scrouter.extproc.routing.Decision;
+import io.scrouter.extproc.routing.NearCache;
 import io.scrouter.extproc.session.StoreCallObserver;
 
 import java.util.Locale;
@@ -60,13 +61,13 @@ public final class RouterMetrics implements DecisionObserver, StoreCallObserver 
         CounterWithCallback.builder().name("scrouter_near_cache_requests_total")
                 .help("Near-cache lookups by result (hit, miss)").labelNames("result")
                 .callback(cb -> {
-                    CacheStats s = status.router().nearCacheStats();
+                    CacheStats s = status.nearCache().stats();
                     cb.call(s.hitCount(), "hit");
                     cb.call(s.missCount(), "miss");
                 }).register(registry);
         GaugeWithCallback.builder().name("scrouter_near_cache_sessions")
                 .help("Sessions held in this router's near-cache")
-                .callback(cb -> cb.call(status.router().nearCacheSize())).register(registry);
+                .callback(cb -> cb.call(status.nearCache().size())).register(registry);
         GaugeWithCallback.builder().name("scrouter_pool_replicas")
                 .help("Replicas in the pool by state").labelNames("state")
                 .callback(cb -> {
@@ -147,8 +148,8 @@ public final class RouterMetrics implements DecisionObserver, StoreCallObserver 
             return s == null ? java.util.List.of() : s.replicas();
         }
 
-        io.scrouter.extproc.routing.SessionRouter router() {
-            return source.get().router();
+        NearCache nearCache() {
+            return source.get().nearCache();
         }
 
         boolean degraded() {

@@ -4,12 +4,14 @@ import io.scrouter.extproc.pool.LoadProber;
 import io.scrouter.extproc.pool.PoolRefresher;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ServerPool;
-import io.scrouter.extproc.routing.SessionRouter;
+import io.scrouter.extproc.routing.NearCache;
+import io.scrouter.extproc.routing.Routing;
 import io.scrouter.scorer.Candidate;
 import io.scrouter.scorer.load.LoadBoard;
 import io.scrouter.scorer.load.ReplicaLoad;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.LongSupplier;
@@ -22,17 +24,17 @@ public final class RouterStatus {
     private final LoadBoard board;
     private final LoadProber prober;
     private final PoolRefresher refresher;
-    private final SessionRouter router;
+    private final Routing routing;
     private final LongSupplier clock;
     private volatile boolean draining;
 
     public RouterStatus(ServerPool pool, LoadBoard board, LoadProber prober, PoolRefresher refresher,
-                        SessionRouter router, LongSupplier clockMillis) {
+                        Routing routing, LongSupplier clockMillis) {
         this.pool = pool;
         this.board = board;
         this.prober = prober;
         this.refresher = refresher;
-        this.router = router;
+        this.routing = routing;
         this.clock = clockMillis;
     }
 
@@ -47,14 +49,14 @@ public final class RouterStatus {
 
     public List<ReplicaView> replicas() {
         long now = clock.getAsLong();
-        List<Candidate> all = router.candidatesNow();
+        List<Candidate> all = routing.placement().candidatesNow(pool.snapshot());
         Map<String, Candidate> candidates = all.stream()
                 .collect(Collectors.toMap(Candidate::replicaId, c -> c, (a, b) -> a));
         // Scores as the policy sees them at placement time: over the fresh, ready candidates together.
         List<Candidate> offered = all.stream().filter(c -> c.fresh() && pool.snapshot().get(c.replicaId()) != null
                 && pool.snapshot().get(c.replicaId()).takesNewSessions()).toList();
-        double[] offeredScores = router.placer().policy().scores(offered);
-        Map<String, Double> scores = new java.util.HashMap<>();
+        double[] offeredScores = routing.placement().placer().policy().scores(offered);
+        Map<String, Double> scores = new HashMap<>();
         for (int i = 0; i < offered.size(); i++) {
             scores.put(offered.get(i).replicaId(), offeredScores[i]);
         }
@@ -72,11 +74,11 @@ public final class RouterStatus {
     }
 
     public boolean degraded() {
-        return router.isDegraded();
+        return routing.placement().isDegraded();
     }
 
     public boolean storeCircuitOpen() {
-        return router.storeCircuitOpen();
+        return routing.store().breakerOpen();
     }
 
     public String poolError() {
@@ -89,10 +91,11 @@ public final class RouterStatus {
     }
 
     public String policy() {
-        return router.placer().policy().name();
+        return routing.placement().placer().policy().name();
     }
 
-    public SessionRouter router() {
-        return router;
+    /** The sessions this router holds in memory. */
+    public NearCache nearCache() {
+        return routing.nearCache();
     }
 }

@@ -1,8 +1,8 @@
 package io.scrouter.extproc.publisher;
 
-import io.scrouter.extproc.pool.RedisInstanceStore;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaState;
+import io.scrouter.extproc.redis.RedisInstanceStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -60,7 +60,7 @@ public final class RedisClients {
         }
         int timeout = (int) settings.timeout().toMillis();
         switch (settings.mode()) {
-            case "sentinel" -> {
+            case SENTINEL -> {
                 var s = config.useSentinelServers().setMasterName(settings.masterName()).setDatabase(settings.database());
                 settings.addresses().forEach(s::addSentinelAddress);
                 s.setCheckSentinelsList(false);
@@ -70,7 +70,7 @@ public final class RedisClients {
                 s.setReadMode(ReadMode.MASTER);
                 tune(s, timeout);
             }
-            case "cluster" -> {
+            case CLUSTER -> {
                 var c = config.useClusterServers();
                 settings.addresses().forEach(c::addNodeAddress);
                 // Reads on the masters, as for Sentinel: a replica hung or lagging must not decide what routers see.
@@ -78,7 +78,7 @@ public final class RedisClients {
                 c.setScanInterval(CLUSTER_SCAN_MILLIS);
                 tune(c, timeout);
             }
-            default -> tune(config.useSingleServer().setAddress(settings.addresses().get(0))
+            case SINGLE -> tune(config.useSingleServer().setAddress(settings.addresses().get(0))
                     .setDatabase(settings.database()).setConnectionMinimumIdleSize(8).setConnectionPoolSize(64),
                     timeout);
         }

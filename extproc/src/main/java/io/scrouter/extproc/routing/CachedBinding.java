@@ -32,8 +32,11 @@ final class CachedBinding {
         return nowMillis >= expiresAtMillis;
     }
 
-    /** True for exactly one caller once {@code everyMillis} has passed since the last push. */
-    boolean claimPush(long nowMillis, long everyMillis) {
+    /**
+     * True for exactly one caller once {@code everyMillis} has passed since the last push: that caller pushes the
+     * session to the store (its idle timer, or the binding itself when unconfirmed); the others skip it.
+     */
+    boolean takeTurnToPush(long nowMillis, long everyMillis) {
         long last = lastPushedMillis.get();
         return nowMillis - last >= everyMillis && lastPushedMillis.compareAndSet(last, nowMillis);
     }

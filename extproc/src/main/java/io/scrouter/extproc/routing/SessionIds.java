@@ -6,6 +6,12 @@ package io.scrouter.extproc.routing;
  */
 public final class SessionIds {
 
+    /**
+     * The request header that carries a session's id: the client sets it to the same UUID as the connection
+     * string's {@code session_id}. Rejections name it, so that users know what to fix.
+     */
+    public static final String HEADER = "x-spark-session-id";
+
     /** Longest value accepted: a canonical UUID. */
     public static final int MAX_LENGTH = 36;
 

@@ -78,9 +78,4 @@ public final class ObservedSessionStore implements SessionStore {
     public CompletableFuture<String> epoch() {
         return timed("epoch", delegate::epoch);
     }
-
-    @Override
-    public void catchUpOnBindings(java.util.function.BiConsumer<String, String> sessionAndReplica) {
-        delegate.catchUpOnBindings(sessionAndReplica);
-    }
 }

@@ -89,13 +89,4 @@ public interface SessionStore {
     default CompletableFuture<String> epoch() {
         return CompletableFuture.completedFuture("local");
     }
-
-    /**
-     * Delivers the bindings other routers created since the last call (best effort), so that every router's
-     * near-cache knows the live sessions before it needs them. Called on every pool poll. Its value shows when
-     * the store is unreachable: a router that already knows a session keeps routing it where it lives
-     * instead of guessing. Stores used by one router only need not do anything. Must not throw.
-     */
-    default void catchUpOnBindings(java.util.function.BiConsumer<String, String> sessionAndReplica) {
-    }
 }

@@ -1,5 +1,6 @@
 package io.scrouter.extproc.config;
 
+import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.scorer.policy.Policies;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -98,12 +99,12 @@ class ConfigLoaderTest {
 
         assertThat(c.server()).isEqualTo(new RouterConfig.Server("127.0.0.1", 9100, Duration.ofMillis(120),
                 Duration.ofSeconds(20), 2 << 20, false));
-        assertThat(c.redis()).contains(new RouterConfig.Redis("sentinel",
-                List.of("redis://10.0.0.1:26379", "redis://10.0.0.2:26379"), "mymaster", "s3cret-pw", 3,
-                Duration.ofMillis(75), "prod-a"));
+        assertThat(c.redis()).contains(new RouterConfig.Redis(RouterConfig.RedisMode.SENTINEL,
+                List.of("redis://10.0.0.1:26379", "redis://10.0.0.2:26379"), "mymaster", "s3cret-pw", 3, "prod-a",
+                new RouterConfig.StoreCalls(Duration.ofMillis(75), Duration.ofSeconds(5), 3, Duration.ofSeconds(1))));
         assertThat(c.pool()).isEqualTo(new RouterConfig.Pool(Duration.ofMillis(500), List.of(
-                new RouterConfig.StaticReplica("spark-0", "10.0.0.5:15002", "http://10.0.0.5:4040", "warming"),
-                new RouterConfig.StaticReplica("spark-1", "[fd00::6]:15002", null, "draining"))));
+                new RouterConfig.StaticReplica("spark-0", "10.0.0.5:15002", "http://10.0.0.5:4040", ReplicaState.WARMING),
+                new RouterConfig.StaticReplica("spark-1", "[fd00::6]:15002", null, ReplicaState.DRAINING)), Duration.ofSeconds(5)));
         assertThat(c.probe()).isEqualTo(new RouterConfig.Probe(Duration.ofSeconds(2), Duration.ofMillis(800),
                 Duration.ofSeconds(10)));
         assertThat(c.sessions()).isEqualTo(new RouterConfig.Sessions(Duration.ofMinutes(45), Duration.ofSeconds(20),
@@ -120,7 +121,8 @@ class ConfigLoaderTest {
                 Duration.ofSeconds(10), 1 << 20, true));
         assertThat(c.redis()).isEmpty();
         assertThat(c.pool()).isEqualTo(new RouterConfig.Pool(Duration.ofSeconds(1), List.of(
-                new RouterConfig.StaticReplica("spark-0", "10.0.0.5:15002", null, "ready"))));
+                new RouterConfig.StaticReplica("spark-0", "10.0.0.5:15002", null, ReplicaState.READY)),
+                Duration.ofSeconds(5)));
         assertThat(c.probe()).isEqualTo(new RouterConfig.Probe(Duration.ofSeconds(1), Duration.ofSeconds(1),
                 Duration.ofSeconds(5)));
         assertThat(c.sessions()).isEqualTo(new RouterConfig.Sessions(Duration.ofMinutes(30), Duration.ofSeconds(30),
@@ -134,8 +136,8 @@ class ConfigLoaderTest {
     void redisSectionDefaultsToSingleModeWithTightTimeout() {
         RouterConfig c = parse("redis: {address: redis://127.0.0.1:6379}\n");
 
-        assertThat(c.redis()).contains(new RouterConfig.Redis("single", List.of("redis://127.0.0.1:6379"), null,
-                null, 0, Duration.ofMillis(50), "scr"));
+        assertThat(c.redis()).contains(new RouterConfig.Redis(RouterConfig.RedisMode.SINGLE,
+                List.of("redis://127.0.0.1:6379"), null, null, 0, "scr", new RouterConfig.StoreCalls(Duration.ofMillis(50), Duration.ofSeconds(5), 3, Duration.ofSeconds(1))));
         // With Redis, the static list may be empty: replicas come from the instance store.
         assertThat(c.pool().staticReplicas()).isEmpty();
     }
@@ -356,8 +358,8 @@ class ConfigLoaderTest {
                 "SCROUTER_REDIS_ADDRESS", "redis://10.9.9.9:6379",
                 "SCROUTER_REDIS_PASSWORD", "pw"));
 
-        assertThat(c.redis()).contains(new RouterConfig.Redis("single", List.of("redis://10.9.9.9:6379"), null,
-                "pw", 0, Duration.ofMillis(50), "scr"));
+        assertThat(c.redis()).contains(new RouterConfig.Redis(RouterConfig.RedisMode.SINGLE,
+                List.of("redis://10.9.9.9:6379"), null, "pw", 0, "scr", new RouterConfig.StoreCalls(Duration.ofMillis(50), Duration.ofSeconds(5), 3, Duration.ofSeconds(1))));
     }
 
     @Test
@@ -452,7 +454,7 @@ class ConfigLoaderTest {
 
         assertThat(c.redis()).isEqualTo(Optional.empty());
         assertThat(c.pool().staticReplicas()).hasSize(2)
-                .allSatisfy(r -> assertThat(r.state()).isEqualTo("ready"))
+                .allSatisfy(r -> assertThat(r.state()).isEqualTo(ReplicaState.READY))
                 .extracting(RouterConfig.StaticReplica::id).doesNotHaveDuplicates();
     }
 

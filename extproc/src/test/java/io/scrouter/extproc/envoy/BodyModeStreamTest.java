@@ -1,7 +1,5 @@
 package io.scrouter.extproc.envoy;
 
-import io.scrouter.extproc.envoy.StreamLimits;
-import io.scrouter.extproc.session.SessionTtls;
 import io.envoyproxy.envoy.service.ext_proc.v3.HttpHeaders;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
@@ -10,22 +8,18 @@ import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
-import io.scrouter.extproc.pool.PoolRefresher;
+import io.scrouter.extproc.envoy.StreamLimits;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.extproc.pool.ServerPool;
-import io.scrouter.extproc.pool.StaticInstanceStore;
 import io.scrouter.extproc.routing.Decision;
 import io.scrouter.extproc.routing.RouterSettings;
-import io.scrouter.extproc.routing.SessionCounts;
 import io.scrouter.extproc.routing.SessionRouter;
-import io.scrouter.extproc.routing.StoreHealth;
+import io.scrouter.extproc.runtime.SystemTime;
 import io.scrouter.extproc.session.InMemorySessionStore;
+import io.scrouter.extproc.session.SessionTtls;
 import io.scrouter.extproc.testing.ExtProcClient;
-import io.scrouter.scorer.load.LoadBoard;
-import io.scrouter.scorer.policy.Placer;
-import io.scrouter.scorer.policy.SeedPolicy;
-import io.scrouter.scorer.smoothing.Ewma;
+import io.scrouter.extproc.testing.Routings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -57,16 +51,14 @@ class BodyModeStreamTest {
         ServerPool pool = new ServerPool();
         pool.replace(List.of(new Replica("a", "127.0.0.1:15002", null, ReplicaState.READY),
                 new Replica("b", "127.0.0.1:15003", null, ReplicaState.READY)));
-        PoolRefresher refresher = new PoolRefresher(new StaticInstanceStore(List.copyOf(pool.snapshot().all())), pool,
-                Duration.ofSeconds(1), System::currentTimeMillis);
         InMemorySessionStore store = new InMemorySessionStore(new SessionTtls(Duration.ofMinutes(1), Duration.ofMinutes(1), Duration.ofMinutes(1)),
                 System::currentTimeMillis);
-        SessionRouter router = new SessionRouter(pool, refresher, store, new LoadBoard(new Ewma(0.5, 1000), 5000),
-                new Placer(SeedPolicy.withDefaults(50)), new SessionCounts(store), new StoreHealth(3, 1000),
-                new RouterSettings(50, 1000, 1000, 1000, 60_000, 60_000, 0), System::currentTimeMillis);
+        SessionRouter router = Routings.over(pool, store, RouterSettings.defaults().withSettleMillis(0),
+                SystemTime.shared()).router();
         String name = InProcessServerBuilder.generateName();
         server = InProcessServerBuilder.forName(name).directExecutor()
-                .addService(new ExtProcService(router::decide, (d, nanos, forged) -> observed.add(d), new StreamLimits(150, 1 << 20)))
+                .addService(new ExtProcService(router::decide, (d, nanos, forged) -> observed.add(d),
+                        new StreamLimits(150, 1 << 20), SystemTime.shared()))
                 .build().start();
         channel = InProcessChannelBuilder.forName(name).directExecutor().build();
         envoy = new ExtProcClient(channel);

@@ -1,7 +1,5 @@
 package io.scrouter.extproc.envoy;
 
-import io.scrouter.extproc.envoy.StreamLimits;
-import io.scrouter.extproc.session.SessionTtls;
 import io.envoyproxy.envoy.service.ext_proc.v3.HttpHeaders;
 import io.envoyproxy.envoy.service.ext_proc.v3.HttpTrailers;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
@@ -11,24 +9,21 @@ import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
-import io.scrouter.extproc.pool.PoolRefresher;
+import io.scrouter.extproc.envoy.StreamLimits;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.extproc.pool.ServerPool;
-import io.scrouter.extproc.pool.StaticInstanceStore;
 import io.scrouter.extproc.routing.Decision;
 import io.scrouter.extproc.routing.RouterSettings;
-import io.scrouter.extproc.routing.SessionCounts;
 import io.scrouter.extproc.routing.SessionRouter;
-import io.scrouter.extproc.routing.StoreHealth;
+import io.scrouter.extproc.runtime.SystemTime;
 import io.scrouter.extproc.session.Binding;
 import io.scrouter.extproc.session.InMemorySessionStore;
+import io.scrouter.extproc.session.Lookup;
 import io.scrouter.extproc.session.SessionStore;
+import io.scrouter.extproc.session.SessionTtls;
 import io.scrouter.extproc.testing.ExtProcClient;
-import io.scrouter.scorer.load.LoadBoard;
-import io.scrouter.scorer.policy.Placer;
-import io.scrouter.scorer.policy.SeedPolicy;
-import io.scrouter.scorer.smoothing.Ewma;
+import io.scrouter.extproc.testing.Routings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -73,7 +68,7 @@ class ProcessStreamTest {
         }
 
         @Override
-        public CompletableFuture<io.scrouter.extproc.session.Lookup> findOrBind(String sessionId, String replicaIfNew) {
+        public CompletableFuture<Lookup> findOrBind(String sessionId, String replicaIfNew) {
             return new CompletableFuture<>();
         }
 
@@ -106,14 +101,12 @@ class ProcessStreamTest {
     private ExtProcClient serve(SessionStore store, long storeTimeoutMillis, long deadlineMillis) throws Exception {
         ServerPool pool = new ServerPool();
         pool.replace(List.of(new Replica("a", "127.0.0.1:15002", null, ReplicaState.READY)));
-        PoolRefresher refresher = new PoolRefresher(new StaticInstanceStore(List.copyOf(pool.snapshot().all())), pool,
-                Duration.ofSeconds(1), System::currentTimeMillis);
-        SessionRouter router = new SessionRouter(pool, refresher, store, new LoadBoard(new Ewma(0.5, 1000), 5000),
-                new Placer(SeedPolicy.withDefaults(50)), new SessionCounts(store), new StoreHealth(3, 1000),
-                new RouterSettings(storeTimeoutMillis, 1000, 1000, 1000, 60_000, 60_000, 0), System::currentTimeMillis);
+        SessionRouter router = Routings.over(pool, store, RouterSettings.defaults()
+                .withStoreTimeoutMillis(storeTimeoutMillis).withSettleMillis(0), SystemTime.shared()).router();
         String name = InProcessServerBuilder.generateName();
         server = InProcessServerBuilder.forName(name).directExecutor()
-                .addService(new ExtProcService(router::decide, (d, nanos, forged) -> observed.add(d), new StreamLimits(deadlineMillis, 1 << 20)))
+                .addService(new ExtProcService(router::decide, (d, nanos, forged) -> observed.add(d),
+                        new StreamLimits(deadlineMillis, 1 << 20), SystemTime.shared()))
                 .build().start();
         channel = InProcessChannelBuilder.forName(name).directExecutor().build();
         return new ExtProcClient(channel);
@@ -136,15 +129,18 @@ class ProcessStreamTest {
     @Test
     void hungStoreIsFirstABlipToRetryThenADownStoreWithRendezvousFallback() throws Exception {
         ExtProcClient envoy = serve(new HangingStore(), 30, 1000);
+        int failuresToOpen = RouterSettings.defaults().breakerFailures();
         // First: the store may only be slow, and guessing could move an existing session: ask for a retry.
-        ProcessingResponse first = envoy.send(ExtProcClient.sparkCall("ExecutePlan", UUID.randomUUID().toString()));
-        assertThat(ExtProcClient.rejectionCode(first)).isEqualTo(Status.Code.UNAVAILABLE.value());
-        assertThat(ExtProcClient.rejectionMessage(first)).contains("session store did not answer", "retry");
+        for (int i = 1; i < failuresToOpen; i++) {
+            ProcessingResponse blip = envoy.send(ExtProcClient.sparkCall("ExecutePlan", UUID.randomUUID().toString()));
+            assertThat(ExtProcClient.rejectionCode(blip)).isEqualTo(Status.Code.UNAVAILABLE.value());
+            assertThat(ExtProcClient.rejectionMessage(blip)).contains("session store did not answer", "retry");
+        }
         // Repeated failures open the breaker: the store is down, and new sessions are placed without it.
         ProcessingResponse later = envoy.send(ExtProcClient.sparkCall("ExecutePlan", UUID.randomUUID().toString()));
         assertThat(ExtProcClient.upstreamOf(later)).isEqualTo("127.0.0.1:15002");
-        assertThat(observed).hasSize(2);
-        assertThat(observed.get(1)).isInstanceOfSatisfying(Decision.Route.class,
+        assertThat(observed).hasSize(failuresToOpen);
+        assertThat(observed.get(failuresToOpen - 1)).isInstanceOfSatisfying(Decision.Route.class,
                 route -> assertThat(route.outcome()).isEqualTo(Decision.Outcome.FALLBACK));
     }
 

@@ -1,5 +1,6 @@
 package io.scrouter.extproc.pool;
 
+import io.scrouter.extproc.redis.RedisInstanceStore;
 import io.scrouter.extproc.redis.RedisKeys;
 import io.scrouter.extproc.testing.Await;
 import io.scrouter.testkit.redis.RedisProcess;

@@ -39,14 +39,14 @@ class QuietRouterWritesBackAfterOutageTest {
             try {
                 // The router answers UNAVAILABLE until repeated failures open its breaker, then places by rendezvous.
                 upstream = rig.route(envoyA, "ExecutePlan", session);
-                assertThat(a.router().storeCircuitOpen()).as("A's breaker open after the failed calls").isTrue();
+                assertThat(a.routing().store().breakerOpen()).as("A's breaker open after the failed calls").isTrue();
             } finally {
                 redis.resume();
             }
             String replica = rig.replicaAt(upstream).id();
 
             // No request reaches A from now on: only its own polls can write the placement back.
-            Duration bound = rig.redisSettings().settleAfterOutage().plus(rig.loopBound());
+            Duration bound = rig.redisSettings().calls().settleAfterOutage().plus(rig.loopBound());
             TopologyRig.awaitWithin(bound, "the outage placement of " + session + " written to Redis",
                     () -> {
                         try {

@@ -92,7 +92,8 @@ class RedisClusterTest {
             for (RedisProcess master : cluster.masters()) {
                 String session = sessionOn(rig, master);
                 String upstream = rig.route(envoyA, "ExecutePlan", session);
-                assertThat(master.reply("GET", rig.sessionKey(session))).as("binding on master %d", master.port())
+                assertThat(TopologyRig.replicaIdOf((String) master.reply("GET", rig.sessionKey(session))))
+                        .as("binding on master %d", master.port())
                         .isEqualTo(rig.replicaAt(upstream).id());
                 assertThat(rig.route(envoyB, "AnalyzePlan", session)).isEqualTo(upstream);
             }
@@ -132,7 +133,7 @@ class RedisClusterTest {
                 String session = sessionOn(rig, cluster.replica());
                 String expected = rig.replicaAt(rig.route(envoyA, "ExecutePlan", session, resumeAttempts(rig))).id();
                 TopologyRig.awaitWithin(resumeBound(rig), "binding of " + session + " on the promoted replica",
-                        () -> expected.equals(get(cluster.replica(), rig.sessionKey(session))));
+                        () -> expected.equals(TopologyRig.replicaIdOf(get(cluster.replica(), rig.sessionKey(session)))));
             }
             System.out.println("cluster: new bindings reached Redis again " + (System.nanoTime() - resumedAt) / 1_000_000
                     + " ms after the failover completed");
@@ -183,7 +184,7 @@ class RedisClusterTest {
      * settle time plus the loops' bound.
      */
     private static Duration resumeBound(TopologyRig rig) {
-        return rig.redisSettings().settleAfterOutage().plus(rig.loopBound());
+        return rig.redisSettings().calls().settleAfterOutage().plus(rig.loopBound());
     }
 
     private static int resumeAttempts(TopologyRig rig) {

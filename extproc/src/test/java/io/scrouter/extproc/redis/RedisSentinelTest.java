@@ -158,7 +158,7 @@ class RedisSentinelTest {
                 String session = UUID.randomUUID().toString();
                 String expected = rig.replicaAt(rig.route(envoyA, "ExecutePlan", session, resumeAttempts(rig))).id();
                 TopologyRig.awaitWithin(resumeBound(rig), "binding of " + session + " on the promoted replica",
-                        () -> expected.equals(get(group.replica(), rig.sessionKey(session))));
+                        () -> expected.equals(TopologyRig.replicaIdOf(get(group.replica(), rig.sessionKey(session)))));
             }
             System.out.println("sentinel: new bindings reached Redis again " + (System.nanoTime() - promotedAt) / 1_000_000
                     + " ms after the promotion");
@@ -189,7 +189,7 @@ class RedisSentinelTest {
      * the settle time plus the loops' bound.
      */
     private static Duration resumeBound(TopologyRig rig) {
-        return rig.redisSettings().settleAfterOutage().plus(rig.loopBound());
+        return rig.redisSettings().calls().settleAfterOutage().plus(rig.loopBound());
     }
 
     private static int resumeAttempts(TopologyRig rig) {

@@ -97,7 +97,7 @@ final class RoutingChecks {
         // Router B never saw a request of this session: only the binding feed (pub/sub or stream) can tell it.
         String replica = bound.get(session);
         rig.await("router B to learn " + session + " from the binding feed",
-                () -> b.router().cachedBinding(session).map(x -> x.replicaId().equals(replica)).orElse(false));
+                () -> b.routing().nearCache().binding(session).map(x -> x.replicaId().equals(replica)).orElse(false));
     }
 
     void sessionStaysOnItsReplicaWhateverTheLoad(String session) throws Exception {

@@ -7,9 +7,10 @@ import io.grpc.netty.NettyChannelBuilder;
 import io.scrouter.extproc.RouterServer;
 import io.scrouter.extproc.config.ConfigLoader;
 import io.scrouter.extproc.config.RouterConfig;
-import io.scrouter.extproc.pool.RedisInstanceStore;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaState;
+import io.scrouter.extproc.redis.RedisInstanceStore;
+import io.scrouter.extproc.session.Binding;
 import io.scrouter.extproc.testing.ExtProcClient;
 import io.scrouter.extproc.testing.SparkRestStandIn;
 import org.redisson.api.RedissonClient;
@@ -173,9 +174,17 @@ final class TopologyRig implements AutoCloseable {
         return replicas.indexOf(r);
     }
 
-    /** The session's binding as the topology stores it, read without the routers' client. */
+    /**
+     * The replica id of the session's binding as the topology stores it, read without the routers' client; null
+     * when there is none. Bindings are stored as {@code <id>@<identity>} (see {@link Binding}).
+     */
     String storedBinding(String sessionId) throws IOException {
-        return reader.valueOf(new RedisKeys(PREFIX).session(sessionId));
+        return replicaIdOf(reader.valueOf(new RedisKeys(PREFIX).session(sessionId)));
+    }
+
+    /** The replica id in a stored binding value, or null for none. */
+    static String replicaIdOf(String stored) {
+        return stored == null ? null : Binding.decode(stored).replicaId();
     }
 
     String sessionKey(String sessionId) {

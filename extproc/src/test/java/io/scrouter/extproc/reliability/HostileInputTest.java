@@ -21,6 +21,7 @@ import io.scrouter.extproc.RouterServer;
 import io.scrouter.extproc.config.ConfigLoader;
 import io.scrouter.extproc.envoy.DecisionObserver;
 import io.scrouter.extproc.envoy.RouteHeaders;
+import io.scrouter.extproc.runtime.SystemTime;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
@@ -67,7 +68,7 @@ class HostileInputTest {
         Map<Answer, Integer> seen = new EnumMap<>(Answer.class);
         try (RouterServer rs = RouterServer.start(ConfigLoader.parse(yaml, Map.of()),
                 InProcessServerBuilder.forName(name).directExecutor(), DecisionObserver.NONE,
-                System::currentTimeMillis)) {
+                SystemTime.shared())) {
             ManagedChannel channel = InProcessChannelBuilder.forName(name).directExecutor().build();
             try {
                 ExternalProcessorGrpc.ExternalProcessorStub stub = ExternalProcessorGrpc.newStub(channel);

@@ -1,7 +1,9 @@
 package io.scrouter.extproc.session;
 
-import io.scrouter.extproc.session.SessionTtls;
+import io.scrouter.extproc.redis.RedisBindingFeed;
 import io.scrouter.extproc.redis.RedisKeys;
+import io.scrouter.extproc.redis.RedisSessionStore;
+import io.scrouter.extproc.session.SessionTtls;
 import io.scrouter.extproc.testing.Await;
 import io.scrouter.testkit.redis.RedisProcess;
 import org.junit.jupiter.api.AfterAll;
@@ -67,7 +69,7 @@ class RedisSessionStoreTest extends SessionStoreContract {
     @Override
     protected SessionStore createStore(Duration idleTtl, Duration lostTtl, LongSupplier clock) throws Exception {
         assertThat(redis.command("FLUSHALL")).isEqualTo("+OK");
-        return new RedisSessionStore(client, KEYS, new SessionTtls(idleTtl, lostTtl, RELEASE_GRACE), clock);
+        return new RedisSessionStore(client, KEYS, new SessionTtls(idleTtl, lostTtl, RELEASE_GRACE), clock, new RedisBindingFeed(client, KEYS));
     }
 
     private static long pttl(String key) throws IOException {
@@ -141,7 +143,7 @@ class RedisSessionStoreTest extends SessionStoreContract {
 
     @Test
     void keyExpiresNativelyAfterTheIdleTtl() throws Exception {
-        SessionStore shortLived = new RedisSessionStore(client, KEYS, new SessionTtls(Duration.ofMillis(300), LOST, Duration.ofMillis(300)), clock::get);
+        SessionStore shortLived = new RedisSessionStore(client, KEYS, new SessionTtls(Duration.ofMillis(300), LOST, Duration.ofMillis(300)), clock::get, new RedisBindingFeed(client, KEYS));
         await(shortLived.bindIfAbsent(S1, "a"));
         assertThat(redis.command("EXISTS", KEYS.session(S1))).isEqualTo(":1");
 
@@ -257,7 +259,7 @@ class RedisSessionStoreTest extends SessionStoreContract {
     void concurrentBindersOfANewSessionAllGetTheSameBinding() throws Exception {
         // Two store instances on two separate Redis clients stand for two routers.
         SessionStore first = store;
-        SessionStore second = new RedisSessionStore(secondClient, KEYS, new SessionTtls(IDLE, LOST, IDLE), clock::get);
+        SessionStore second = new RedisSessionStore(secondClient, KEYS, new SessionTtls(IDLE, LOST, IDLE), clock::get, new RedisBindingFeed(secondClient, KEYS));
         int threads = 32;
         int sessions = 50;
         ExecutorService pool = Executors.newFixedThreadPool(threads);
@@ -320,7 +322,7 @@ class RedisSessionStoreTest extends SessionStoreContract {
         // Regression: GETEX refreshed every key it read, so the first lookup after eviction cut a one-hour
         // tombstone to the idle TTL (or, with a short lost-TTL, extended it on every retry).
         SessionStore s = new RedisSessionStore(client, KEYS, new SessionTtls(Duration.ofSeconds(60), Duration.ofSeconds(3600), Duration.ofSeconds(60)),
-                clock::get);
+                clock::get, new RedisBindingFeed(client, KEYS));
         String session = UUID.randomUUID().toString();
         await(s.bindIfAbsent(session, "gone"));
         assertThat(await(s.evictReplica("gone"))).isEqualTo(1L);
@@ -335,7 +337,7 @@ class RedisSessionStoreTest extends SessionStoreContract {
     @Test
     void lookupOfALiveSessionPushesItsExpiryBackToTheIdleTtl() throws Exception {
         SessionStore s = new RedisSessionStore(client, KEYS, new SessionTtls(Duration.ofSeconds(60), Duration.ofSeconds(3600), Duration.ofSeconds(60)),
-                clock::get);
+                clock::get, new RedisBindingFeed(client, KEYS));
         String session = UUID.randomUUID().toString();
         await(s.bindIfAbsent(session, "a"));
         assertThat(redis.command("PEXPIRE", KEYS.session(session), "5000")).isEqualTo(":1");
@@ -347,9 +349,9 @@ class RedisSessionStoreTest extends SessionStoreContract {
 
     @Test
     void epochIsStableUntilRedisLosesItsData() throws Exception {
-        SessionStore s = new RedisSessionStore(client, KEYS, new SessionTtls(Duration.ofSeconds(60), Duration.ofSeconds(60), Duration.ofSeconds(60)), clock::get);
+        SessionStore s = new RedisSessionStore(client, KEYS, new SessionTtls(Duration.ofSeconds(60), Duration.ofSeconds(60), Duration.ofSeconds(60)), clock::get, new RedisBindingFeed(client, KEYS));
         SessionStore other = new RedisSessionStore(secondClient, KEYS, new SessionTtls(Duration.ofSeconds(60), Duration.ofSeconds(60), Duration.ofSeconds(60)),
-                clock::get);
+                clock::get, new RedisBindingFeed(secondClient, KEYS));
         String first = await(s.epoch());
         assertThat(await(other.epoch())).as("every router reads the same data set").isEqualTo(first);
         assertThat(await(s.epoch())).isEqualTo(first);

@@ -1,14 +1,14 @@
 package io.scrouter.extproc.testing;
 
-import io.scrouter.testkit.redis.RedisProcess;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.NettyChannelBuilder;
 import io.scrouter.extproc.RouterServer;
 import io.scrouter.extproc.config.ConfigLoader;
-import io.scrouter.extproc.pool.RedisInstanceStore;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaState;
+import io.scrouter.extproc.redis.RedisInstanceStore;
 import io.scrouter.extproc.redis.RedisKeys;
+import io.scrouter.testkit.redis.RedisProcess;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;

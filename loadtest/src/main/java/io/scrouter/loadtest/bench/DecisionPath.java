@@ -1,16 +1,20 @@
 package io.scrouter.loadtest.bench;
 
-import io.scrouter.extproc.session.SessionTtls;
+import io.scrouter.extproc.config.ConfigLoader;
 import io.scrouter.extproc.pool.PoolRefresher;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.extproc.pool.ServerPool;
 import io.scrouter.extproc.pool.StaticInstanceStore;
+import io.scrouter.extproc.routing.NearCache;
 import io.scrouter.extproc.routing.RouterSettings;
+import io.scrouter.extproc.routing.Routing;
 import io.scrouter.extproc.routing.SessionCounts;
 import io.scrouter.extproc.routing.SessionRouter;
-import io.scrouter.extproc.routing.StoreHealth;
+import io.scrouter.extproc.runtime.SystemTime;
+import io.scrouter.extproc.session.BindingFeed;
 import io.scrouter.extproc.session.InMemorySessionStore;
+import io.scrouter.extproc.session.SessionTtls;
 import io.scrouter.scorer.LoadSample;
 import io.scrouter.scorer.load.LoadBoard;
 import io.scrouter.scorer.policy.Placer;
@@ -21,6 +25,8 @@ import io.scrouter.scorer.smoothing.Ewma;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -31,6 +37,7 @@ import java.util.concurrent.TimeUnit;
 final class DecisionPath {
 
     final SessionRouter router;
+    final NearCache nearCache;
     final InMemorySessionStore store;
     final LoadBoard board;
 
@@ -53,9 +60,14 @@ final class DecisionPath {
         }
         SessionCounts counts = new SessionCounts(store);
         Placer placer = new Placer(Policies.byName(Policies.DEFAULT, PolicySettings.DEFAULTS));
-        RouterSettings settings = new RouterSettings(50, 30_000, 1_000, nearCacheMaxSize,
-                Duration.ofMinutes(30).toMillis(), Duration.ofMinutes(10).toMillis(), 0);
-        router = new SessionRouter(serverPool, refresher, store, board, placer, counts, new StoreHealth(3, 1_000),
-                settings, System::currentTimeMillis);
+        RouterSettings settings = RouterSettings.from(ConfigLoader.parse("""
+                pool: {static: [{id: r0, grpc: "10.0.0.1:15002"}]}
+                sessions: {nearCacheMaxSize: %d}
+                """.formatted(nearCacheMaxSize), Map.of()));
+        Routing routing = Routing.assemble(serverPool, refresher, store, BindingFeed.NONE,
+                new Routing.PlacementInputs(placer, board, counts, ThreadLocalRandom::current), settings,
+                SystemTime.shared());
+        router = routing.router();
+        nearCache = routing.nearCache();
     }
 }

@@ -1,5 +1,6 @@
 package io.scrouter.loadtest.bench;
 
+import io.scrouter.extproc.routing.Decision;
 import io.scrouter.loadtest.Args;
 
 import java.lang.management.ManagementFactory;
@@ -31,12 +32,12 @@ public final class HeapBench {
             DecisionPath path = new DecisionPath(64, n * 2L);
             for (int i = 0; i < n; i++) {
                 String id = UUID.randomUUID().toString();
-                if (!(path.router.decide(PATH, id).join() instanceof io.scrouter.extproc.routing.Decision.Route)) {
+                if (!(path.router.decide(PATH, id).join() instanceof Decision.Route)) {
                     throw new IllegalStateException("session " + i + " was not placed");
                 }
             }
             long after = usedAfterGc(memory);
-            long cached = path.router.nearCacheSize();
+            long cached = path.nearCache.size();
             System.out.printf(Locale.ROOT, "| %,d | %.1f | %.0f |%n", n, (after - before) / 1048576.0,
                     (double) (after - before) / n);
             if (cached < n * 0.99 || path.store.size() != n) {

@@ -61,7 +61,7 @@ final class Agreement {
         for (String s : sessions) {
             String inRedis = stored.get(keys.session(s));
             for (RouterServer rs : routers) {
-                Optional<Binding> held = rs.router().cachedBinding(s);
+                Optional<Binding> held = rs.routing().nearCache().binding(s);
                 if (held.isEmpty() || held.get().lost()) {
                     continue;
                 }

@@ -6,10 +6,11 @@ import io.grpc.netty.NettyServerBuilder;
 import io.scrouter.extproc.RouterServer;
 import io.scrouter.extproc.config.ConfigLoader;
 import io.scrouter.extproc.envoy.DecisionObserver;
-import io.scrouter.extproc.pool.RedisInstanceStore;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaState;
+import io.scrouter.extproc.redis.RedisInstanceStore;
 import io.scrouter.extproc.redis.RedisKeys;
+import io.scrouter.extproc.runtime.SystemTime;
 import io.scrouter.extproc.testing.ExtProcClient;
 import io.scrouter.extproc.testing.SparkRestStandIn;
 import org.redisson.api.RedissonClient;
@@ -89,7 +90,7 @@ final class Rig implements AutoCloseable {
                 .permitKeepAliveTime(10, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true);
         RouterServer rs = RouterServer.start(ConfigLoader.parse(yaml, Map.of()), builder, observer,
-                System::currentTimeMillis);
+                SystemTime.shared());
         routers.add(rs);
         return rs;
     }

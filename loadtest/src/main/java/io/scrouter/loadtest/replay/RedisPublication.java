@@ -1,8 +1,8 @@
 package io.scrouter.loadtest.replay;
 
-import io.scrouter.extproc.pool.RedisInstanceStore;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaState;
+import io.scrouter.extproc.redis.RedisInstanceStore;
 import io.scrouter.extproc.redis.RedisKeys;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;

@@ -1,9 +1,11 @@
-package io.scrouter.extproc.pool;
+package io.scrouter.extproc.redis;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.scrouter.extproc.redis.RedisKeys;
+import io.scrouter.extproc.pool.InstanceStore;
+import io.scrouter.extproc.pool.Replica;
+import io.scrouter.extproc.pool.ReplicaState;
 import org.redisson.api.RSet;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;

@@ -1,6 +1,10 @@
-package io.scrouter.extproc.session;
+package io.scrouter.extproc.redis;
 
-import io.scrouter.extproc.redis.RedisKeys;
+import io.scrouter.extproc.session.Binding;
+import io.scrouter.extproc.session.BindingFeed;
+import io.scrouter.extproc.session.Lookup;
+import io.scrouter.extproc.session.SessionStore;
+import io.scrouter.extproc.session.SessionTtls;
 import org.redisson.api.BatchResult;
 import org.redisson.api.RBatch;
 import org.redisson.api.RBucket;
@@ -18,6 +22,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.LongSupplier;
 
@@ -110,18 +115,13 @@ public final class RedisSessionStore implements SessionStore {
     private final Duration lostTtl;
     private final Duration releaseGrace;
     private final LongSupplier clock;
-    /** Entries kept in the binding feed (approximately): enough for every session started in a long outage. */
-    private static final int FEED_RETAINED = 200_000;
-    private static final int FEED_READ_BATCH = 20_000;
-    private static final String FEED_FIELD = "b";
-    private final java.util.concurrent.atomic.AtomicBoolean feedReadRunning = new java.util.concurrent.atomic.AtomicBoolean();
-    /** The live channel's subscription: null when not subscribed, so the next poll tries again. */
-    private final java.util.concurrent.atomic.AtomicReference<CompletableFuture<Integer>> live =
-            new java.util.concurrent.atomic.AtomicReference<>();
-    private volatile org.redisson.api.stream.StreamMessageId feedPosition = new org.redisson.api.stream.StreamMessageId(0, 0);
+    private final BindingFeed feed;
 
-    public RedisSessionStore(RedissonClient redis, RedisKeys keys, SessionTtls ttls, LongSupplier clockMillis) {
+    /** @param feed where new bindings are announced to the other routers ({@link RedisBindingFeed}) */
+    public RedisSessionStore(RedissonClient redis, RedisKeys keys, SessionTtls ttls, LongSupplier clockMillis,
+                             BindingFeed feed) {
         this.redis = redis;
+        this.feed = feed;
         this.keys = keys;
         this.idleTtl = ttls.idle();
         this.lostTtl = ttls.lost();
@@ -166,7 +166,7 @@ public final class RedisSessionStore implements SessionStore {
                 // The index and the feed follow the binding; the decision does not wait for them.
                 index(b.replicaId()).addAsync(expiry(), sessionId);
                 if (created) {
-                    announce(sessionId, b.bound());
+                    feed.announce(sessionId, b.bound());
                 }
             }
             return new Lookup(b, created);
@@ -188,7 +188,7 @@ public final class RedisSessionStore implements SessionStore {
             if (held.lost()) {
                 return CompletableFuture.completedFuture(held);
             }
-            announce(sessionId, replica);
+            feed.announce(sessionId, replica);
             String replacedId = replaced.isEmpty() ? "" : Binding.replicaIdOf(replaced);
             CompletableFuture<?> unindex = replacedId.isEmpty() || replacedId.equals(replicaId)
                     ? CompletableFuture.completedFuture(null)
@@ -286,86 +286,6 @@ public final class RedisSessionStore implements SessionStore {
     }
 
     /**
-     * Reads the bindings other routers announced since the last read and hands them to the listener.
-     *
-     * <p>Why a stream rather than pub/sub: a router whose connection dropped (a hung Redis) misses every
-     * pub/sub message sent meanwhile, and those are exactly the sessions it would later place differently
-     * from the router that created them. A stream is read from the last position seen, so nothing announced
-     * while it is retained is missed; a router that starts reads the retained history and warms its cache.
-     * Called on every pool poll; at most one read is in flight. Never throws.
-     */
-    @Override
-    public void catchUpOnBindings(java.util.function.BiConsumer<String, String> sessionAndReplica) {
-        listenLive(sessionAndReplica);
-        if (!feedReadRunning.compareAndSet(false, true)) {
-            return;
-        }
-        try {
-            feed().readAsync(org.redisson.api.stream.StreamReadArgs.greaterThan(feedPosition).count(FEED_READ_BATCH))
-                    .toCompletableFuture().whenComplete((entries, error) -> {
-                        try {
-                            if (error == null && entries != null) {
-                                deliver(entries, sessionAndReplica);
-                            }
-                        } finally {
-                            feedReadRunning.set(false);
-                        }
-                    });
-        } catch (RuntimeException e) {
-            feedReadRunning.set(false);
-        }
-    }
-
-    /**
-     * Also listens on a pub/sub channel, for immediacy: the stream is read once per poll, the channel delivers
-     * within milliseconds. Each covers the other's gap (the channel loses what is sent while disconnected,
-     * the stream lags by a poll); duplicates are harmless.
-     */
-    private void listenLive(java.util.function.BiConsumer<String, String> sessionAndReplica) {
-        if (live.get() != null) {
-            return;
-        }
-        CompletableFuture<Integer> attempt = new CompletableFuture<>();
-        if (!live.compareAndSet(null, attempt)) {
-            return;
-        }
-        try {
-            redis.getTopic(keys.bindingFeed() + ":live", StringCodec.INSTANCE).addListenerAsync(String.class,
-                    (channel, message) -> {
-                        int space = message.indexOf(' ');
-                        if (space > 0) {
-                            sessionAndReplica.accept(message.substring(0, space), message.substring(space + 1));
-                        }
-                    }).toCompletableFuture().whenComplete((id, error) -> {
-                        if (error != null) {
-                            live.compareAndSet(attempt, null);
-                        } else {
-                            attempt.complete(id);
-                        }
-                    });
-        } catch (RuntimeException e) {
-            live.compareAndSet(attempt, null);
-        }
-    }
-
-    private void deliver(java.util.Map<org.redisson.api.stream.StreamMessageId, java.util.Map<String, String>> entries,
-                         java.util.function.BiConsumer<String, String> sessionAndReplica) {
-        org.redisson.api.stream.StreamMessageId last = feedPosition;
-        for (var entry : entries.entrySet()) {
-            String message = entry.getValue().get(FEED_FIELD);
-            int space = message == null ? -1 : message.indexOf(' ');
-            if (space > 0) {
-                sessionAndReplica.accept(message.substring(0, space), message.substring(space + 1));
-            }
-            if (entry.getKey().getId0() > last.getId0()
-                    || entry.getKey().getId0() == last.getId0() && entry.getKey().getId1() > last.getId1()) {
-                last = entry.getKey();
-            }
-        }
-        feedPosition = last;
-    }
-
-    /**
      * Loads every script into Redis's script cache and opens the connection pool: the scripts run as EVALSHA, and
      * a script Redis has not seen costs its first caller an extra round trip (NOSCRIPT, then a load).
      */
@@ -382,7 +302,7 @@ public final class RedisSessionStore implements SessionStore {
     @Override
     public CompletableFuture<String> epoch() {
         RBucket<String> marker = redis.getBucket(keys.epoch(), StringCodec.INSTANCE);
-        String mine = java.util.UUID.randomUUID().toString();
+        String mine = UUID.randomUUID().toString();
         // One GET in the steady state; on an empty Redis the first router to SET NX names the new data set and
         // the others read what it wrote.
         return marker.getAsync().toCompletableFuture().thenCompose(current -> current != null
@@ -397,18 +317,6 @@ public final class RedisSessionStore implements SessionStore {
         RFuture<List<Object>> reply = redis.getScript(StringCodec.INSTANCE).evalAsync(key, RScript.Mode.READ_WRITE,
                 script, RScript.ReturnType.LIST, List.of(key), replica, Long.toString(idleTtl.toMillis()));
         return reply.toCompletableFuture();
-    }
-
-    /** Tells other routers about a new binding. Not awaited: the feed only warms their caches. */
-    private void announce(String sessionId, String replica) {
-        String message = sessionId + " " + replica;
-        redis.getTopic(keys.bindingFeed() + ":live", StringCodec.INSTANCE).publishAsync(message);
-        feed().addAsync(org.redisson.api.stream.StreamAddArgs.entry(FEED_FIELD, message)
-                .trimNonStrict().maxLen(FEED_RETAINED).noLimit());
-    }
-
-    private org.redisson.api.RStream<String, String> feed() {
-        return redis.getStream(keys.bindingFeed(), StringCodec.INSTANCE);
     }
 
     private double expiry() {

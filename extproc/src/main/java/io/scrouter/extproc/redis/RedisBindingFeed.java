@@ -1,0 +1,127 @@
+package io.scrouter.extproc.redis;
+
+import io.scrouter.extproc.session.BindingFeed;
+import org.redisson.api.RStream;
+import org.redisson.api.RTopic;
+import org.redisson.api.RedissonClient;
+import org.redisson.api.stream.StreamAddArgs;
+import org.redisson.api.stream.StreamMessageId;
+import org.redisson.api.stream.StreamReadArgs;
+import org.redisson.client.codec.StringCodec;
+
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BiConsumer;
+
+/**
+ * The binding feed in Redis: a stream, read from the last position seen on every pool poll, and a pub/sub
+ * channel for immediacy.
+ *
+ * <p>Why a stream rather than pub/sub alone: a router whose connection dropped (a hung Redis) misses every
+ * pub/sub message sent meanwhile, and those are exactly the sessions it would later place differently from the
+ * router that created them. A stream is read from the last position seen, so nothing announced while it is
+ * retained is missed; a router that starts reads the retained history and warms its cache. The channel delivers
+ * within milliseconds where the stream lags by a poll; each covers the other's gap, and duplicates are harmless.
+ */
+public final class RedisBindingFeed implements BindingFeed {
+
+    /** Entries kept in the stream (approximately): enough for every session started in a long outage. */
+    private static final int RETAINED = 200_000;
+    private static final int READ_BATCH = 20_000;
+    private static final String FIELD = "b";
+
+    private final RedissonClient redis;
+    private final RedisKeys keys;
+    private final AtomicBoolean readRunning = new AtomicBoolean();
+    /** The live channel's subscription: null when not subscribed, so the next poll tries again. */
+    private final AtomicReference<CompletableFuture<Integer>> live = new AtomicReference<>();
+    private volatile StreamMessageId position = new StreamMessageId(0, 0);
+
+    public RedisBindingFeed(RedissonClient redis, RedisKeys keys) {
+        this.redis = redis;
+        this.keys = keys;
+    }
+
+    @Override
+    public void announce(String sessionId, String replica) {
+        String message = sessionId + " " + replica;
+        channel().publishAsync(message);
+        stream().addAsync(StreamAddArgs.entry(FIELD, message).trimNonStrict().maxLen(RETAINED).noLimit());
+    }
+
+    /** Reads what was announced since the last read; at most one read is in flight. */
+    @Override
+    public void catchUp(BiConsumer<String, String> sessionAndReplica) {
+        listenLive(sessionAndReplica);
+        if (!readRunning.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            stream().readAsync(StreamReadArgs.greaterThan(position).count(READ_BATCH))
+                    .toCompletableFuture().whenComplete((entries, error) -> {
+                        try {
+                            if (error == null && entries != null) {
+                                deliver(entries, sessionAndReplica);
+                            }
+                        } finally {
+                            readRunning.set(false);
+                        }
+                    });
+        } catch (RuntimeException e) {
+            readRunning.set(false);
+        }
+    }
+
+    private void listenLive(BiConsumer<String, String> sessionAndReplica) {
+        if (live.get() != null) {
+            return;
+        }
+        CompletableFuture<Integer> attempt = new CompletableFuture<>();
+        if (!live.compareAndSet(null, attempt)) {
+            return;
+        }
+        try {
+            channel().addListenerAsync(String.class, (channel, message) -> deliver(message, sessionAndReplica))
+                    .toCompletableFuture().whenComplete((id, error) -> {
+                        if (error != null) {
+                            live.compareAndSet(attempt, null);
+                        } else {
+                            attempt.complete(id);
+                        }
+                    });
+        } catch (RuntimeException e) {
+            live.compareAndSet(attempt, null);
+        }
+    }
+
+    private void deliver(Map<StreamMessageId, Map<String, String>> entries,
+                         BiConsumer<String, String> sessionAndReplica) {
+        StreamMessageId last = position;
+        for (Map.Entry<StreamMessageId, Map<String, String>> entry : entries.entrySet()) {
+            deliver(entry.getValue().get(FIELD), sessionAndReplica);
+            StreamMessageId id = entry.getKey();
+            if (id.getId0() > last.getId0() || id.getId0() == last.getId0() && id.getId1() > last.getId1()) {
+                last = id;
+            }
+        }
+        position = last;
+    }
+
+    /** One announcement, {@code <session> <replica>}; anything else is skipped. */
+    private static void deliver(String message, BiConsumer<String, String> sessionAndReplica) {
+        int space = message == null ? -1 : message.indexOf(' ');
+        if (space > 0) {
+            sessionAndReplica.accept(message.substring(0, space), message.substring(space + 1));
+        }
+    }
+
+    private RTopic channel() {
+        return redis.getTopic(keys.bindingFeed() + ":live", StringCodec.INSTANCE);
+    }
+
+    private RStream<String, String> stream() {
+        return redis.getStream(keys.bindingFeed(), StringCodec.INSTANCE);
+    }
+}

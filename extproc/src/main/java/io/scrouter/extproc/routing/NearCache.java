@@ -1,0 +1,155 @@
+package io.scrouter.extproc.routing;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.stats.CacheStats;
+import io.scrouter.extproc.pool.PoolChange;
+import io.scrouter.extproc.pool.PoolSnapshot;
+import io.scrouter.extproc.pool.Replica;
+import io.scrouter.extproc.pool.ServerPool;
+import io.scrouter.extproc.runtime.TimeSource;
+import io.scrouter.extproc.session.Binding;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.BiConsumer;
+
+/**
+ * The bindings this router holds in memory, so that a known session is routed without a store call: bounded,
+ * forgotten after the idle TTL, and fed by the other routers' new bindings ({@link #learnPeerBinding}). When a
+ * replica's driver leaves the pool its sessions are dropped here at once ({@link #forgetDriversThatLeft}).
+ *
+ * <p>Reads for the admin view and tests are quiet: looking at a session must not keep it alive.
+ */
+public final class NearCache {
+
+    /** Peer bindings to replicas the pool does not have yet are kept aside, up to this many, oldest dropped. */
+    private static final int MAX_BINDINGS_TO_UNKNOWN_REPLICAS = 10_000;
+
+    private final ServerPool pool;
+    private final TimeSource time;
+    private final long releaseGraceMillis;
+    private final Cache<String, CachedBinding> cache;
+    private final Map<String, Binding> bindingsToUnknownReplicas = new LinkedHashMap<>(16, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Binding> eldest) {
+            return size() > MAX_BINDINGS_TO_UNKNOWN_REPLICAS;
+        }
+    };
+
+    NearCache(ServerPool pool, RouterSettings settings, TimeSource time) {
+        this.pool = pool;
+        this.time = time;
+        this.releaseGraceMillis = settings.releaseGraceMillis();
+        this.cache = Caffeine.newBuilder()
+                .maximumSize(settings.nearCacheMaxSize())
+                .expireAfterAccess(Duration.ofMillis(settings.idleTtlMillis()))
+                .ticker(time::nanoTime)
+                .recordStats()
+                .build();
+    }
+
+    /** The session's entry, or null; a released binding past its grace is dropped (the store's key is gone too). */
+    CachedBinding get(String session) {
+        CachedBinding entry = cache.getIfPresent(session);
+        if (entry != null && entry.expired(time.millis())) {
+            cache.asMap().remove(session, entry);
+            return null;
+        }
+        return entry;
+    }
+
+    /** The entry without counting a hit or resetting its idle timer (background work looks, it does not use). */
+    CachedBinding peek(String session) {
+        return cache.policy().getIfPresentQuietly(session);
+    }
+
+    /** Holds what the store answered; a released binding expires here when it does in the store, at the latest. */
+    CachedBinding holdConfirmed(String session, Binding binding) {
+        long now = time.millis();
+        CachedBinding entry = binding.released()
+                ? new CachedBinding(binding, true, now, now + releaseGraceMillis)
+                : new CachedBinding(binding, true, now);
+        cache.put(session, entry);
+        return entry;
+    }
+
+    void put(String session, CachedBinding entry) {
+        cache.put(session, entry);
+    }
+
+    /** Live, confirmed sessions held here: what this router writes back after the store lost its data. */
+    void forEachLiveConfirmed(BiConsumer<String, CachedBinding> action) {
+        cache.asMap().forEach((session, entry) -> {
+            if (entry.confirmed && !entry.binding.lost()) {
+                action.accept(session, entry);
+            }
+        });
+    }
+
+    /**
+     * Another router bound a session: remember it, unless this router already holds a binding for it. Only
+     * well-formed ids are taken. A binding to a replica this router's pool does not have yet (the other router
+     * saw it join first) is kept aside and taken once the pool has it, rather than dropped while the feed moves
+     * past it.
+     */
+    void learnPeerBinding(String sessionId, String replica) {
+        if (!SessionIds.isValid(sessionId)) {
+            return;
+        }
+        Binding binding = Binding.to(replica);
+        String session = SessionIds.canonical(sessionId);
+        if (pool.snapshot().get(binding.replicaId()) == null) {
+            synchronized (bindingsToUnknownReplicas) {
+                bindingsToUnknownReplicas.put(session, binding);
+            }
+            return;
+        }
+        cache.asMap().putIfAbsent(session, new CachedBinding(binding, true, time.millis()));
+    }
+
+    /** Takes the kept-aside peer bindings whose replica the pool now has. */
+    void learnBindingsToNewReplicas() {
+        synchronized (bindingsToUnknownReplicas) {
+            bindingsToUnknownReplicas.entrySet().removeIf(e -> {
+                if (pool.snapshot().get(e.getValue().replicaId()) == null) {
+                    return false;
+                }
+                cache.asMap().putIfAbsent(e.getKey(), new CachedBinding(e.getValue(), true, time.millis()));
+                return true;
+            });
+        }
+    }
+
+    /** Drops the sessions of drivers that left the pool (or were replaced under the same id): they are gone. */
+    void forgetDriversThatLeft(PoolChange change) {
+        if (change.left().isEmpty()) {
+            return;
+        }
+        cache.asMap().values().removeIf(e -> !e.binding.lost() && change.left().contains(e.binding.replicaId())
+                && !stillServes(change.after(), e.binding));
+    }
+
+    /** True if the pool still has the driver this binding names (a new driver under the id does not count). */
+    private static boolean stillServes(PoolSnapshot snapshot, Binding binding) {
+        Replica r = snapshot.get(binding.replicaId());
+        return r != null && binding.instance() != null && binding.instance().equals(r.identity());
+    }
+
+    /** Hit and miss counts since start (for the hit-ratio metric). */
+    public CacheStats stats() {
+        return cache.stats();
+    }
+
+    /** Sessions held (approximate). */
+    public long size() {
+        return cache.estimatedSize();
+    }
+
+    /** The binding held for a session, if any, read quietly (for the admin view and tests). */
+    public Optional<Binding> binding(String sessionId) {
+        return Optional.ofNullable(peek(SessionIds.canonical(sessionId))).map(e -> e.binding);
+    }
+}

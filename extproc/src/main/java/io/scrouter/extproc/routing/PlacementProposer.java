@@ -1,0 +1,140 @@
+package io.scrouter.extproc.routing;
+
+import io.scrouter.extproc.pool.PoolSnapshot;
+import io.scrouter.extproc.pool.Replica;
+import io.scrouter.extproc.runtime.TimeSource;
+import io.scrouter.scorer.Candidate;
+import io.scrouter.scorer.Placement;
+import io.scrouter.scorer.load.LoadBoard;
+import io.scrouter.scorer.load.ReplicaLoad;
+import io.scrouter.scorer.policy.Placer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Supplier;
+import java.util.random.RandomGenerator;
+
+/**
+ * Where a new session would go: by the placement policy over the ready replicas' load, or by rendezvous hashing
+ * when routers must agree without the store (an outage, or just after one). Computing a proposal has no side
+ * effect; the caller says when one was taken ({@link #taken}).
+ */
+public final class PlacementProposer {
+
+    private static final Logger LOG = LoggerFactory.getLogger(PlacementProposer.class);
+
+    private final Placer placer;
+    private final LoadBoard board;
+    private final SessionCounts counts;
+    private final TimeSource time;
+    private final Supplier<RandomGenerator> random;
+    private volatile boolean degraded;
+
+    /** Where a new session would be placed, and how that choice was made. */
+    record Proposal(Replica replica, Decision.Outcome outcome) {
+    }
+
+    /**
+     * @param random the policy's randomness (ties, sampling); thread-local in production, seeded in tests
+     */
+    PlacementProposer(Placer placer, LoadBoard board, SessionCounts counts, TimeSource time,
+                      Supplier<RandomGenerator> random) {
+        this.placer = placer;
+        this.board = board;
+        this.counts = counts;
+        this.time = time;
+        this.random = random;
+    }
+
+    /**
+     * The replica a new session would get: by rendezvous when {@code mustAgree} (routers must choose alike
+     * without the store), by the placement policy otherwise; null when no replica takes new sessions.
+     */
+    Proposal propose(String session, PoolSnapshot snapshot, boolean mustAgree) {
+        if (snapshot.ready().isEmpty()) {
+            return null;
+        }
+        if (mustAgree) {
+            return new Proposal(rendezvous(session, snapshot.ready()), Decision.Outcome.FALLBACK);
+        }
+        Optional<Placement> placement = placer.place(candidates(snapshot.ready()), random.get());
+        if (placement.isEmpty()) {
+            return null;
+        }
+        Replica r = snapshot.get(placement.get().replicaId());
+        return new Proposal(r, placement.get().degraded() ? Decision.Outcome.PLACED_DEGRADED
+                : Decision.Outcome.PLACED);
+    }
+
+    /**
+     * Rendezvous hashing over the ready replicas whose last probe did not fail (a replica that died gets no new
+     * session, whatever the store's health), or over all ready ones when every probe fails (the metrics side is
+     * down, not Spark). Every router's probes fail for a dead replica, so routers still agree; they can differ
+     * for one probe interval around a failure, for new sessions only.
+     */
+    Replica rendezvous(String session, List<Replica> ready) {
+        List<Replica> answering = new ArrayList<>(ready.size());
+        for (Replica r : ready) {
+            if (board.get(r.id()).consecutiveFailures() == 0) {
+                answering.add(r);
+            }
+        }
+        return Rendezvous.pick(session, answering.isEmpty() ? ready : answering);
+    }
+
+    /** A proposal became a binding: the replica's load and count see it before the next probe. */
+    void taken(Proposal proposal) {
+        String id = proposal.replica().id();
+        board.notePlacement(id);
+        counts.noteBound(id);
+        if (proposal.outcome() != Decision.Outcome.FALLBACK) {
+            noteDegraded(proposal.outcome() == Decision.Outcome.PLACED_DEGRADED);
+        }
+    }
+
+    private List<Candidate> candidates(Collection<Replica> replicas) {
+        long now = time.millis();
+        List<Candidate> out = new ArrayList<>(replicas.size());
+        for (Replica r : replicas) {
+            out.add(candidate(r, now));
+        }
+        return out;
+    }
+
+    /** A replica as the placement policy sees it: fresh only with a metrics endpoint and a recent sample. */
+    private Candidate candidate(Replica r, long now) {
+        ReplicaLoad load = board.get(r.id());
+        boolean fresh = r.metricsUrl() != null && load.isFresh(now, board.staleAfterMillis());
+        return load.candidate(r.id(), fresh, counts.get(r.id()));
+    }
+
+    private void noteDegraded(boolean now) {
+        if (now != degraded) {
+            degraded = now;
+            if (now) {
+                LOG.warn("no replica has fresh load metrics; placing new sessions by session count only. Check "
+                        + "that the routers can reach each replica's Spark REST API (metricsUrl)");
+            } else {
+                LOG.info("load metrics are fresh again; placement is load-aware");
+            }
+        }
+    }
+
+    /** True while new sessions are placed without load figures (every replica's metrics stale). */
+    public boolean isDegraded() {
+        return degraded;
+    }
+
+    /** Every replica of {@code snapshot} as the placement policy would see it now (admin view, metrics). */
+    public List<Candidate> candidatesNow(PoolSnapshot snapshot) {
+        return candidates(snapshot.all());
+    }
+
+    public Placer placer() {
+        return placer;
+    }
+}
