@@ -2,8 +2,10 @@ package io.scrouter.extproc.reliability;
 
 import io.grpc.Status;
 import io.scrouter.extproc.RouterServer;
+import io.scrouter.extproc.config.RouterConfig;
 import io.scrouter.extproc.testing.Await;
 import io.scrouter.extproc.testing.LocalCluster;
+import io.scrouter.extproc.testing.Patience;
 import io.scrouter.extproc.testing.TrafficDriver;
 import org.junit.jupiter.api.Test;
 
@@ -31,28 +33,31 @@ class RedisOutageUnderLoadTest {
         try (LocalCluster cluster = new LocalCluster(4, Duration.ofSeconds(4), routerYaml)) {
             RouterServer a = cluster.startRouter();
             RouterServer b = cluster.startRouter();
-            Await.until("fresh samples", () -> cluster.replicas().stream().allMatch(r ->
+            RouterConfig config = a.config();
+            Await.until("fresh samples", Patience.probeRound(config), () -> cluster.replicas().stream().allMatch(r ->
                     a.board().isFresh(r.id(), System.currentTimeMillis())
                             && b.board().isFresh(r.id(), System.currentTimeMillis())));
+            Duration trafficBound = Patience.storeReturn(config).plus(Patience.breakerOpens(config))
+                    .plus(Patience.writeBacks(config, 1000)).multipliedBy(4);
             try (TrafficDriver traffic = new TrafficDriver(List.of(cluster.envoyFor(a), cluster.envoyFor(b)),
-                    40, 4, 6, 40, 300_000, true)) {
-                Await.until("steady traffic", () -> traffic.completed() > 600);
+                    40, 4, 6, trafficBound, 300_000, true, Patience.decision(config))) {
+                traffic.awaitCompleted("steady traffic", 600);
 
                 long hungAt = System.nanoTime();
                 cluster.redis().pause();
                 long beforeHang = traffic.completed();
-                Await.until("traffic while Redis hangs", () -> traffic.completed() > beforeHang + 600);
+                traffic.awaitCompleted("traffic while Redis hangs", beforeHang + 600);
                 cluster.redis().resume();
                 long resumedAt = System.nanoTime();
-                Await.until("traffic after resume", () -> traffic.completed() > beforeHang + 1200);
+                traffic.awaitCompleted("traffic after resume", beforeHang + 1200);
 
                 cluster.redis().kill();
                 long killedAt = System.nanoTime();
                 long beforeKill = traffic.completed();
-                Await.until("traffic while Redis is dead", () -> traffic.completed() > beforeKill + 600);
+                traffic.awaitCompleted("traffic while Redis is dead", beforeKill + 600);
                 cluster.redis().restart();
                 long restartedAt = System.nanoTime();
-                Await.until("traffic after restart", () -> traffic.completed() > beforeKill + 1500);
+                traffic.awaitCompleted("traffic after restart", beforeKill + 1500);
                 traffic.close();
 
                 List<TrafficDriver.Result> all = traffic.results();
@@ -96,7 +101,7 @@ class RedisOutageUnderLoadTest {
                 // (A binding is written back on the session's next request after the refresh interval.)
                 String sample = traffic.sessions().get(0);
                 var envoyA = cluster.envoyFor(a);
-                Await.until("bindings written back after the restart", () -> {
+                Await.until("bindings written back after the restart", Patience.storeReturn(config), () -> {
                     try {
                         envoyA.send(io.scrouter.extproc.testing.ExtProcClient.sparkCall("Config", sample));
                         return !cluster.redis().command("GET", LocalCluster.PREFIX + ":session:" + sample)

@@ -2,9 +2,11 @@ package io.scrouter.extproc.reliability;
 
 import io.grpc.Status;
 import io.scrouter.extproc.RouterServer;
+import io.scrouter.extproc.config.RouterConfig;
 import io.scrouter.extproc.testing.Await;
 import io.scrouter.extproc.testing.ExtProcClient;
 import io.scrouter.extproc.testing.LocalCluster;
+import io.scrouter.extproc.testing.Patience;
 import io.scrouter.extproc.testing.TrafficDriver;
 import org.junit.jupiter.api.Test;
 
@@ -33,24 +35,27 @@ class ReplicaDeathUnderLoadTest {
         try (LocalCluster cluster = new LocalCluster(5, Duration.ofSeconds(3), routerYaml)) {
             RouterServer a = cluster.startRouter();
             RouterServer b = cluster.startRouter();
+            RouterConfig config = a.config();
             String dead = cluster.replica(4).id();
             String deadAddress = cluster.replica(4).grpcAddress();
-            Await.until("all replicas fresh on both routers", () -> cluster.replicas().stream().allMatch(r ->
+            Await.until("all replicas fresh on both routers", Patience.probeRound(config), () -> cluster.replicas().stream().allMatch(r ->
                     a.board().isFresh(r.id(), System.currentTimeMillis())
                             && b.board().isFresh(r.id(), System.currentTimeMillis())));
+            Duration trafficBound = Patience.departure(config, cluster.replicaTtl())
+                    .plus(Patience.probeRound(config)).multipliedBy(2);
             try (TrafficDriver traffic = new TrafficDriver(List.of(cluster.envoyFor(a), cluster.envoyFor(b)),
-                    60, 4, 4, 30, 200_000)) {
-                Await.until("steady traffic", () -> traffic.completed() > 800);
+                    60, 4, 4, trafficBound, 200_000, false, Patience.decision(config))) {
+                traffic.awaitCompleted("steady traffic", 800);
                 long killedAt = System.nanoTime();
                 cluster.kill(4);
-                Await.until("both routers saw a failed probe",
+                Await.until("both routers saw a failed probe", Patience.probeRound(config),
                         () -> a.board().get(dead).consecutiveFailures() > 0 && b.board().get(dead).consecutiveFailures() > 0);
                 long detectedAt = System.nanoTime();
                 Await.until("the dead replica left both pools (instance-store expiry)",
+                        Patience.departure(config, cluster.replicaTtl()),
                         () -> a.pool().snapshot().get(dead) == null && b.pool().snapshot().get(dead) == null);
                 long leftAt = System.nanoTime();
-                long after = traffic.completed();
-                Await.until("traffic after the replica left", () -> traffic.completed() > after + 500);
+                traffic.awaitCompleted("traffic after the replica left", traffic.completed() + 500);
                 traffic.close();
 
                 List<TrafficDriver.Result> all = traffic.results();

@@ -3,6 +3,7 @@ package io.scrouter.extproc.session;
 import io.scrouter.extproc.session.SessionTtls;
 import io.scrouter.extproc.redis.RedisKeys;
 import io.scrouter.extproc.testing.Await;
+import io.scrouter.extproc.testing.Patience;
 import io.scrouter.testkit.redis.RedisProcess;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -146,13 +147,8 @@ class RedisSessionStoreTest extends SessionStoreContract {
         assertThat(redis.command("EXISTS", KEYS.session(S1))).isEqualTo(":1");
 
         // EXISTS does not refresh the TTL (find() would), so the key is left to expire on its own.
-        Await.until("the idle session key to expire", () -> {
-            try {
-                return redis.command("EXISTS", KEYS.session(S1)).equals(":0");
-            } catch (IOException e) {
-                return false;
-            }
-        });
+        Await.untilChecked("the idle session key to expire", Patience.of(Duration.ofMillis(300)),
+                () -> redis.command("EXISTS", KEYS.session(S1)).equals(":0"));
         assertThat(find(S1)).isEmpty();
     }
 

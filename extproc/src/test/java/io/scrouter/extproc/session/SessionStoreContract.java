@@ -1,5 +1,6 @@
 package io.scrouter.extproc.session;
 
+import io.scrouter.extproc.testing.Patience;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -43,8 +44,14 @@ abstract class SessionStoreContract {
         store = createStore(IDLE, LOST, clock::get);
     }
 
+    /**
+     * One store call: Redisson's default call timeout (3 s, which the Redis test's client keeps) with room. The
+     * in-memory store answers at once.
+     */
+    static final Duration STORE_CALL = Patience.of(Duration.ofSeconds(3));
+
     static <T> T await(CompletableFuture<T> f) throws Exception {
-        return f.get(10, TimeUnit.SECONDS);
+        return f.get(STORE_CALL.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     Optional<Binding> find(String session) throws Exception {
