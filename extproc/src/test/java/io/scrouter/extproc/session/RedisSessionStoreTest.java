@@ -71,6 +71,12 @@ class RedisSessionStoreTest extends SessionStoreContract {
         return new RedisSessionStore(client, KEYS, new SessionTtls(idleTtl, lostTtl, RELEASE_GRACE), clock);
     }
 
+    @Override
+    protected void awaitIndexed(String session, String replica) {
+        Await.untilChecked("session " + session + " in replica " + replica + "'s index", STORE_CALL,
+                () -> !redis.command("ZSCORE", KEYS.replicaSessions(replica), session).equals("$-1"));
+    }
+
     private static long pttl(String key) throws IOException {
         String reply = redis.command("PTTL", key);
         assertThat(reply).startsWith(":");

@@ -54,12 +54,24 @@ abstract class SessionStoreContract {
         return f.get(STORE_CALL.toMillis(), TimeUnit.MILLISECONDS);
     }
 
+    /**
+     * Returns once the store's replica index lists {@code session} under {@code replica}. The Redis store writes
+     * the index after it has answered a bind (a decision does not wait for it), so a count or an eviction that
+     * follows a bind at once may not see it yet; tests of counts and evictions start from indexed bindings.
+     */
+    protected void awaitIndexed(String session, String replica) throws Exception {
+    }
+
     Optional<Binding> find(String session) throws Exception {
         return await(store.find(session));
     }
 
     Binding bind(String session, String replica) throws Exception {
-        return await(store.bindIfAbsent(session, replica));
+        Binding b = await(store.bindIfAbsent(session, replica));
+        if (b.state() == Binding.State.LIVE) {
+            awaitIndexed(session, b.replicaId());
+        }
+        return b;
     }
 
     Map<String, Long> count(String... replicas) throws Exception {
@@ -301,6 +313,7 @@ abstract class SessionStoreContract {
 
     @Test
     void replicaThatReturnsAfterEvictionStartsFromZero() throws Exception {
+        // bind() returns once S1 is indexed: an eviction marks the sessions its replica's index lists.
         bind(S1, "a");
         await(store.evictReplica("a"));
 
