@@ -14,8 +14,9 @@ import io.scrouter.extproc.redis.RedisKeys;
 import io.scrouter.extproc.session.Binding;
 import io.scrouter.extproc.testing.Await;
 import io.scrouter.extproc.testing.ExtProcClient;
-import io.scrouter.extproc.testing.SparkRestStandIn;
+import io.scrouter.extproc.testing.Patience;
 import io.scrouter.testkit.redis.RedisProcess;
+import io.scrouter.extproc.testing.SparkRestStandIn;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -98,15 +99,21 @@ class RouterEndToEndTest {
         return value == null ? null : Binding.decode(value);
     }
 
+    /**
+     * A router whose Redis and decision deadlines are production's with room ({@link Patience#REDIS_TIMEOUT}):
+     * these tests are about routing, so a loaded machine must not turn a healthy Redis into a failed call (a
+     * background write that fails is only retried on the session's next request).
+     */
     private RouterServer router() throws Exception {
         String yaml = """
-                server: {bindAddress: 127.0.0.1, port: 0}
-                redis: {address: "%s", timeout: 200ms, keyPrefix: %s}
+                server: {bindAddress: 127.0.0.1, port: 0, decisionDeadline: %dms}
+                redis: {address: "%s", timeout: %dms, keyPrefix: %s}
                 pool: {pollInterval: 100ms, departureGrace: 300ms}
                 probe: {interval: 100ms, timeout: 1s, staleAfter: 3s}
                 sessions: {idleTtl: 10m, refreshEvery: 1s}
                 placement: {policy: seed, ewmaAlpha: 1.0}
-                """.formatted(redis.address(), PREFIX);
+                """.formatted(Patience.DECISION_DEADLINE.toMillis(), redis.address(), Patience.REDIS_TIMEOUT.toMillis(),
+                PREFIX);
         RouterConfig config = ConfigLoader.parse(yaml, Map.of());
         RouterServer rs = RouterServer.start(config);
         routers.add(rs);
@@ -116,11 +123,11 @@ class RouterEndToEndTest {
     private ExtProcClient envoy(RouterServer rs) {
         ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", rs.port()).usePlaintext().build();
         channels.add(ch);
-        return new ExtProcClient(ch);
+        return new ExtProcClient(ch, Patience.decision(rs.config()));
     }
 
     private static void awaitFresh(RouterServer rs, String... ids) {
-        Await.until("fresh load samples for " + List.of(ids), () -> {
+        Await.until("fresh load samples for " + List.of(ids), Patience.probeRound(rs.config()), () -> {
             long now = System.currentTimeMillis();
             for (String id : ids) {
                 if (!rs.board().isFresh(id, now)) {
@@ -132,7 +139,7 @@ class RouterEndToEndTest {
     }
 
     private static void awaitUtilisation(RouterServer rs, String id, double expected) {
-        Await.until(id + " utilisation " + expected,
+        Await.until(id + " utilisation " + expected, Patience.probeRound(rs.config()),
                 () -> Math.abs(rs.board().get(id).utilisation() - expected) < 1e-9);
     }
 
@@ -243,7 +250,7 @@ class RouterEndToEndTest {
         assertThat(ExtProcClient.upstreamOf(envoyA.send(ExtProcClient.sparkCall("Config", pinned))))
                 .isEqualTo("127.0.0.1:17002");
         instances.remove("gone").get();
-        Await.until("both routers drop the replica", () -> a.pool().snapshot().get("gone") == null
+        Await.until("both routers drop the replica", Patience.poolChange(a.config()), () -> a.pool().snapshot().get("gone") == null
                 && b.pool().snapshot().get("gone") == null);
 
         for (ExtProcClient envoy : List.of(envoyA, envoyB)) {
@@ -252,7 +259,8 @@ class RouterEndToEndTest {
             assertThat(ExtProcClient.rejectionMessage(r)).contains("'gone'", "left the pool",
                     "Start a new session");
         }
-        Await.until("tombstone in redis", () -> {
+        // Marking the sessions lost is a background call made when the replica leaves the pool.
+        Await.until("tombstone in redis", Patience.backgroundWrite(a.config()), () -> {
             try {
                 Binding held = stored(pinned);
                 return held != null && held.lost() && held.replicaId().equals("gone");
@@ -284,7 +292,7 @@ class RouterEndToEndTest {
 
         ProcessingResponse release = envoy.send(ExtProcClient.sparkCall("ReleaseSession", session));
         assertThat(ExtProcClient.upstreamOf(release)).isEqualTo(home);
-        Await.until("binding marked released", () -> {
+        Await.until("binding marked released", Patience.storeCall(rs.config()), () -> {
             try {
                 Binding b = stored(session);
                 return b.released() && b.replicaId().equals(homeId);
@@ -307,7 +315,8 @@ class RouterEndToEndTest {
         // Work after a release (the owner, when someone else released its id) revives it in place: at once on a
         // router that knew it was released, within sessions.refreshEvery on one that still had it as live.
         ExtProcClient owner = envoy(other);
-        Await.until("the binding revived in the store", () -> {
+        Await.until("the binding revived in the store",
+                Patience.storeCall(rs.config()).plus(Patience.of(rs.config().sessions().refreshEvery())), () -> {
             try {
                 assertThat(ExtProcClient.upstreamOf(owner.send(ExtProcClient.sparkCall("ExecutePlan", session))))
                         .isEqualTo(home);
@@ -418,7 +427,7 @@ class RouterEndToEndTest {
 
         // Only warming and draining replicas: no new session can be placed.
         instances.publish(replica("only", 19001, s, ReplicaState.DRAINING), Duration.ofMinutes(1)).get();
-        Await.until("draining seen", () -> rs.pool().snapshot().ready().isEmpty());
+        Await.until("draining seen", Patience.poolChange(rs.config()), () -> rs.pool().snapshot().ready().isEmpty());
         ProcessingResponse none = envoy.send(ExtProcClient.sparkCall("ExecutePlan", UUID.randomUUID().toString()));
         assertThat(ExtProcClient.rejectionCode(none)).isEqualTo(Status.Code.UNAVAILABLE.value());
         assertThat(ExtProcClient.rejectionMessage(none)).contains("no Spark Connect replica can take a new session");
@@ -438,7 +447,8 @@ class RouterEndToEndTest {
                 .isEqualTo("127.0.0.1:20001");
 
         instances.publish(replica("idle", 20001, idle, ReplicaState.DRAINING), Duration.ofMinutes(1)).get();
-        Await.until("draining seen", () -> rs.pool().snapshot().get("idle").state() == ReplicaState.DRAINING);
+        Await.until("draining seen", Patience.poolChange(rs.config()),
+                () -> rs.pool().snapshot().get("idle").state() == ReplicaState.DRAINING);
         assertThat(ExtProcClient.upstreamOf(envoy.send(ExtProcClient.sparkCall("ExecutePlan", session))))
                 .isEqualTo("127.0.0.1:20001");
         for (int i = 0; i < 10; i++) {

@@ -3,10 +3,17 @@ package io.scrouter.sparke2e;
 import io.grpc.Status;
 import io.scrouter.extproc.RouterServer;
 import io.scrouter.extproc.config.ConfigLoader;
+import io.scrouter.extproc.config.RouterConfig;
+import io.scrouter.extproc.envoy.RouteHeaders;
+import io.scrouter.extproc.redis.RedisInstanceStore;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaState;
-import io.scrouter.extproc.redis.RedisInstanceStore;
 import io.scrouter.extproc.redis.RedisKeys;
+import io.scrouter.extproc.testing.Await;
+import io.scrouter.extproc.testing.Patience;
+import io.scrouter.extproc.testing.RouterCounters;
+import io.scrouter.testkit.envoy.EnvoyConfigs;
+import io.scrouter.testkit.envoy.EnvoyModel;
 import io.scrouter.testkit.envoy.EnvoyStandIn;
 import io.scrouter.testkit.envoy.RecordedCall;
 import io.scrouter.testkit.redis.RedisProcess;
@@ -24,6 +31,7 @@ import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -39,7 +47,6 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -55,9 +62,23 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class RealSparkRoutingTest {
 
-    /** 16 one-row partitions sleeping 3 s each: 24 s of work on 2 slots, no UDF needed. */
-    private static final String SLOW_QUERY =
-            "SELECT id, reflect('java.lang.Thread','sleep', CAST(3000 AS BIGINT)) FROM range(0,16,1,16)";
+    /**
+     * One-row partitions sleeping 3 s each, no UDF needed. There are enough of them to keep a replica's two slots
+     * (local[2]) busy for as long as the test places its new sessions, however slow the machine: the test
+     * interrupts the job when it is done, and fails on the precondition, not on routing, if the job ended first.
+     */
+    private static final int SLOW_PARTITIONS = 400;
+    private static final long SLOW_TASK_MILLIS = 3000;
+    private static final String SLOW_QUERY = "SELECT id, reflect('java.lang.Thread','sleep', CAST(" + SLOW_TASK_MILLIS
+            + " AS BIGINT)) FROM range(0," + SLOW_PARTITIONS + ",1," + SLOW_PARTITIONS + ")";
+    /** Task slots of each server (SparkConnectServer runs {@code local[2]}). */
+    private static final int SLOTS = 2;
+    /**
+     * The probe's timeout: production's 1 s with room. The subject here is what the probe reads from a real
+     * driver, so a starved machine answering the REST API late must not make a replica's sample unusable.
+     */
+    private static final Duration PROBE_TIMEOUT = Patience.of(Duration.ofSeconds(1));
+    private static final Duration PROBE_INTERVAL = Duration.ofMillis(250);
     private static final String A = "replica-a";
     private static final String B = "replica-b";
 
@@ -69,7 +90,34 @@ class RealSparkRoutingTest {
     private RedissonClient redisAdmin;
     private RedisInstanceStore instances;
     private RouterServer router;
+    private RouterConfig config;
     private EnvoyStandIn proxy;
+
+    /**
+     * The shipped {@code envoy/envoy.yaml}, with one change: Envoy's ext_proc {@code message_timeout} (200 ms) gets
+     * room. On a starved machine a decision is answered late now and then; Envoy would fail that call with
+     * UNAVAILABLE (the client retries it), and these tests, which are about where calls land, would blame the
+     * routing. The router's own decision deadline stays below it, as the README asks.
+     */
+    private static EnvoyModel shippedEnvoy() throws IOException {
+        EnvoyModel shipped = EnvoyModel.of(EnvoyConfigs.bootstrap(
+                Files.readString(SparkConnectServer.repoFile("envoy/envoy.yaml"))));
+        return shipped.withMessageTimeout(Patience.of(shipped.messageTimeout()));
+    }
+
+    /**
+     * Until Envoy counts the router healthy, from the ext_proc cluster's own health check: a check per interval,
+     * {@code healthy_threshold} of them passing, each within its timeout.
+     */
+    private static Duration healthyWithin(EnvoyModel model) {
+        EnvoyModel.ExtProcHealthCheck hc = model.healthCheck();
+        return Patience.of(hc.interval().plus(hc.timeout()).multipliedBy(hc.healthyThreshold()));
+    }
+
+    /** The slow job's length if nothing else ran: its tasks, {@link #SLOTS} at a time. */
+    private static Duration slowJobNominal() {
+        return Duration.ofMillis(SLOW_TASK_MILLIS * SLOW_PARTITIONS / SLOTS);
+    }
 
     @BeforeAll
     void startEverything() throws Exception {
@@ -90,21 +138,25 @@ class RealSparkRoutingTest {
                     ReplicaState.READY), Duration.ofMinutes(30)).get(5, TimeUnit.SECONDS);
         }
         // ewmaAlpha 1: the board shows the last sample, so the test reads exactly what the probe read.
+        // Redis and decision deadlines are production's with room, like the probe's: the subject is routing.
         String yaml = """
-                server: {bindAddress: 127.0.0.1, port: 0}
-                redis: {address: "%s", timeout: 200ms, keyPrefix: e2e}
+                server: {bindAddress: 127.0.0.1, port: 0, decisionDeadline: %dms}
+                redis: {address: "%s", timeout: %dms, keyPrefix: e2e}
                 pool: {pollInterval: 200ms}
-                probe: {interval: 250ms, timeout: 1s, staleAfter: 3s}
+                probe: {interval: %dms, timeout: %dms, staleAfter: %dms}
                 sessions: {idleTtl: 10m, refreshEvery: 1s}
                 placement: {policy: seed, ewmaAlpha: 1.0}
                 admin: {bindAddress: 127.0.0.1, port: 0}
                 metrics: {bindAddress: 127.0.0.1, port: 0}
-                """.formatted(redis.address());
-        router = RouterServer.start(ConfigLoader.parse(yaml, Map.of()));
-        proxy = EnvoyStandIn.start(SparkConnectServer.repoFile("envoy/envoy.yaml"),
-                List.of(new java.net.InetSocketAddress("127.0.0.1", router.port())));
-        assertThat(proxy.awaitHealthyExtProc(1, Duration.ofSeconds(30))).isTrue();
-        awaitTrue("fresh load samples from both real servers", 20, () -> {
+                """.formatted(Patience.DECISION_DEADLINE.toMillis(), redis.address(), Patience.REDIS_TIMEOUT.toMillis(),
+                PROBE_INTERVAL.toMillis(), PROBE_TIMEOUT.toMillis(), Patience.of(PROBE_INTERVAL, PROBE_TIMEOUT).toMillis());
+        config = ConfigLoader.parse(yaml, Map.of());
+        router = RouterServer.start(config);
+        proxy = EnvoyStandIn.start(shippedEnvoy(), List.of(new InetSocketAddress("127.0.0.1", router.port())));
+        assertThat(config.server().decisionDeadline()).as("decision deadline inside Envoy's message timeout")
+                .isLessThan(proxy.model().messageTimeout());
+        assertThat(proxy.awaitHealthyExtProc(1, healthyWithin(proxy.model()))).isTrue();
+        Await.until("fresh load samples from both real servers", Patience.probeRound(config), () -> {
             long now = System.currentTimeMillis();
             return router.board().isFresh(A, now) && router.board().isFresh(B, now);
         });
@@ -139,12 +191,27 @@ class RealSparkRoutingTest {
         return SparkSession.builder().remote(remote).create();
     }
 
-    /** Where the proxy sent the session's calls; every call must have been routed. */
+    /** Where the proxy sent the session's calls; every call must have been routed and served. */
     private Set<String> upstreamsOf(String sessionId) {
-        List<RecordedCall> calls = proxy.callsOf(sessionId);
+        return upstreamsOf(proxy, sessionId);
+    }
+
+    private static Set<String> upstreamsOf(EnvoyStandIn envoy, String sessionId) {
+        List<RecordedCall> calls = envoy.callsOf(sessionId);
         assertThat(calls).as("calls of session %s", sessionId).isNotEmpty()
-                .allSatisfy(c -> assertThat(c.status()).as("%s", c).isEqualTo(Status.Code.OK));
+                .allSatisfy(c -> assertThat(c.upstream()).as("routed: %s", c).isNotNull())
+                .allSatisfy(c -> assertThat(servedOrLateRelease(c)).as("served: %s", c).isTrue());
         return calls.stream().map(RecordedCall::upstream).collect(Collectors.toSet());
+    }
+
+    /**
+     * OK, or the replica's own answer to a ReleaseExecute that arrived after the session's ReleaseSession: Spark's
+     * client sends ReleaseExecute asynchronously, and on a busy machine it can come after the session is closed;
+     * the replica (the right one: the call was routed like the others) then answers INVALID_HANDLE.SESSION_CLOSED.
+     */
+    private static boolean servedOrLateRelease(RecordedCall c) {
+        return c.status() == Status.Code.OK || ("ReleaseExecute".equals(c.method()) && c.description() != null
+                && c.description().contains("INVALID_HANDLE.SESSION_CLOSED"));
     }
 
     private String replicaIdAt(String address) {
@@ -186,7 +253,10 @@ class RealSparkRoutingTest {
         SparkSession busy = connect("sc://127.0.0.1:" + servers.get(A).grpcPort() + "/;session_id=" + busyId);
         CompletableFuture<Object> slowJob = CompletableFuture.supplyAsync(() -> busy.sql(SLOW_QUERY).collectAsList());
         try {
-            awaitTrue("replica A's utilisation above B's while the slow job runs", 30, () -> {
+            // The job's tasks start within one task's length of the submission (slots free up) and the probe
+            // reads them within a round.
+            Await.until("replica A's utilisation above B's while the slow job runs",
+                    Patience.of(Duration.ofMillis(SLOW_TASK_MILLIS), PROBE_INTERVAL, PROBE_TIMEOUT), () -> {
                 double a = router.board().get(A).utilisation();
                 double b = router.board().get(B).utilisation();
                 return a >= 1.0 && a > b;
@@ -200,12 +270,16 @@ class RealSparkRoutingTest {
             captureRest("idle", B);
 
             // The next new session, then several more, all while A is busy: each lands on B.
+            // Each is placed only while the precondition holds: A still busy and both samples fresh. If the job
+            // ended or a probe failed, the test says so instead of blaming the placement.
             List<String> withHeader = new ArrayList<>();
             for (int i = 0; i < 6; i++) {
+                awaitABusyAndBothFresh(slowJob);
                 withHeader.add(newSessionLandsOn(true));
             }
             List<String> bodyMode = new ArrayList<>();
             for (int i = 0; i < 3; i++) {
+                awaitABusyAndBothFresh(slowJob);
                 bodyMode.add(newSessionLandsOn(false));
             }
             findings.put("6 new sessions with the header, A busy, landed on", withHeader.toString());
@@ -217,12 +291,16 @@ class RealSparkRoutingTest {
         } finally {
             busy.interruptAll();
             try {
-                slowJob.get(60, TimeUnit.SECONDS);
+                // Interrupted, the job ends once its running tasks do: one task's length.
+                slowJob.get(Patience.of(Duration.ofMillis(SLOW_TASK_MILLIS)).toMillis(), TimeUnit.MILLISECONDS);
             } catch (Exception interrupted) {
                 // expected: the job was interrupted
             }
             busy.close();
         }
+        // Later tests share replica A: its slots must be free again, not held by what is left of the job.
+        Await.until("replica A idle again after the interrupt", Patience.of(Duration.ofMillis(SLOW_TASK_MILLIS))
+                .plus(Patience.probeRound(config)), () -> router.board().get(A).utilisation() < 1.0);
     }
 
     private void sessionStateSurvivesEveryRpc(boolean withHeader) throws Exception {
@@ -236,8 +314,10 @@ class RealSparkRoutingTest {
             assertThat(rows.get(0).getLong(1)).isEqualTo(45L);
             assertThat(spark.conf().get("spark.sql.shuffle.partitions")).isEqualTo("3");
         }
-        // ReleaseExecute follows a finished result stream asynchronously.
-        awaitTrue("ReleaseSession and ReleaseExecute of session " + id, 10, () -> {
+        // ReleaseExecute follows a finished result stream asynchronously: two calls, each one ext_proc exchange
+        // (bounded by Envoy's message timeout) and the replica's answer.
+        Await.until("ReleaseSession and ReleaseExecute of session " + id,
+                Patience.of(proxy.model().messageTimeout(), config.server().decisionDeadline()).multipliedBy(2), () -> {
             List<String> methods = methods(proxy.callsOf(id));
             return methods.contains("ReleaseSession") && methods.contains("ReleaseExecute");
         });
@@ -267,13 +347,60 @@ class RealSparkRoutingTest {
 
     @Test
     @Order(5)
-    void clientSetRouteHeaderIsIgnored() {
+    void clientSetRouteHeaderIsRemovedBeforeTheRouterSeesIt() {
+        double seenBefore = RouterCounters.clientRouteHeaders(router);
         String id = UUID.randomUUID().toString();
-        String forged = viaProxy(id, true) + ";x-scrouter-upstream=127.0.0.1:1";
+        String forged = viaProxy(id, true) + ";" + RouteHeaders.UPSTREAM + "=127.0.0.1:1";
         try (SparkSession spark = connect(forged)) {
             assertThat(spark.sql("SELECT 2").collectAsList()).hasSize(1);
         }
         assertThat(upstreamsOf(id)).hasSize(1).doesNotContain("127.0.0.1:1");
+        // The shipped envoy.yaml removes the header first (early_header_mutation_extensions): the router never
+        // saw it. The next test takes that removal away.
+        assertThat(proxy.model().earlyRemovedHeaders()).contains(RouteHeaders.UPSTREAM);
+        assertThat(RouterCounters.clientRouteHeaders(router)).isEqualTo(seenBefore);
+    }
+
+    @Test
+    @Order(6)
+    void clientSetRouteHeaderThatReachesTheRouterIsOverwritten() throws Exception {
+        // The shipped bootstrap without its early header removal, as a deployment that lost it would run: the
+        // client's header reaches the router, which must overwrite it with the session's replica.
+        EnvoyModel unprotected = shippedEnvoy().withEarlyRemovedHeaders(List.of());
+        try (EnvoyStandIn open = EnvoyStandIn.start(unprotected,
+                List.of(new InetSocketAddress("127.0.0.1", router.port())))) {
+            assertThat(open.awaitHealthyExtProc(1, healthyWithin(open.model()))).isTrue();
+            double seenBefore = RouterCounters.clientRouteHeaders(router);
+            String id = UUID.randomUUID().toString();
+            String forged = "sc://127.0.0.1:" + open.port() + "/;session_id=" + id + ";x-spark-session-id=" + id
+                    + ";" + RouteHeaders.UPSTREAM + "=127.0.0.1:1";
+            // State made by one call is found by the next: every call reached the session's replica. The work runs
+            // aside, because a call sent to the forged address would be retried by the client for minutes.
+            CompletableFuture<Long> work = CompletableFuture.supplyAsync(() -> {
+                try (SparkSession spark = connect(forged)) {
+                    spark.range(7).createOrReplaceTempView("forged_header");
+                    return spark.sql("SELECT count(*) FROM forged_header").collectAsList().get(0).getLong(0);
+                }
+            });
+            try {
+                awaitSessionDone(work, open, id);
+            } finally {
+                work.cancel(true);
+            }
+            assertThat(work.join()).isEqualTo(7L);
+            List<RecordedCall> calls = open.callsOf(id);
+            Set<String> upstreams = upstreamsOf(open, id);
+            assertThat(upstreams).hasSize(1).doesNotContain("127.0.0.1:1");
+            assertThat(servers.values().stream().map(SparkConnectServer::grpcAddress))
+                    .contains(upstreams.iterator().next());
+            // The router saw the header on each of these calls (and counted it), and overwrote it.
+            assertThat(RouterCounters.clientRouteHeaders(router) - seenBefore)
+                    .as("requests that reached the router carrying %s", RouteHeaders.UPSTREAM)
+                    .isGreaterThanOrEqualTo(calls.size());
+            findings.put("forged route header reaching the router: calls / counted by the router / upstream",
+                    calls.size() + " / " + (RouterCounters.clientRouteHeaders(router) - seenBefore) + " / "
+                            + replicaIdAt(upstreams.iterator().next()));
+        }
     }
 
     @Test
@@ -288,7 +415,8 @@ class RealSparkRoutingTest {
             servers.get(victim).kill();
             // What a controller does when a replica's pod is gone (its key would also expire on its own).
             instances.remove(victim).get(5, TimeUnit.SECONDS);
-            awaitTrue("router drops the killed replica", 10, () -> router.pool().snapshot().get(victim) == null);
+            Await.until("router drops the killed replica", Patience.poolChange(config),
+                    () -> router.pool().snapshot().get(victim) == null);
 
             assertThatThrownBy(() -> spark.sql("SELECT * FROM before_kill").collectAsList())
                     .satisfies(e -> findings.put("error the client got after its replica was killed",
@@ -297,7 +425,7 @@ class RealSparkRoutingTest {
                     .hasMessageContaining("has left the pool")
                     .hasMessageContaining("Start a new session");
 
-            awaitTrue("the killed replica gets no new sessions", 10,
+            Await.until("the killed replica gets no new sessions", Patience.probeRound(config),
                     () -> !router.board().isFresh(victim, System.currentTimeMillis())
                             || router.pool().snapshot().get(victim) == null);
             assertThat(newSessionLandsOn(true)).isEqualTo(survivor);
@@ -344,14 +472,44 @@ class RealSparkRoutingTest {
         System.out.print(sb);
     }
 
-    private static void awaitTrue(String what, long seconds, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-        while (System.nanoTime() < deadline) {
-            if (condition.getAsBoolean()) {
-                return;
+    /**
+     * Waits for a session's work to finish through {@code envoy}, failing as soon as one of its calls went
+     * anywhere but a replica, or when no call of it has completed for one call's bound (Envoy's message timeout
+     * for the ext_proc exchange, then the replica's answer within the router's decision deadline, with room).
+     */
+    private void awaitSessionDone(CompletableFuture<?> work, EnvoyStandIn envoy, String id)
+            throws InterruptedException {
+        long stallNanos = Patience.of(envoy.model().messageTimeout(), config.server().decisionDeadline()).toNanos();
+        Set<String> replicas = servers.values().stream().map(SparkConnectServer::grpcAddress)
+                .collect(Collectors.toSet());
+        int seen = 0;
+        long progressAt = System.nanoTime();
+        while (!work.isDone()) {
+            List<RecordedCall> calls = envoy.callsOf(id);
+            assertThat(calls).as("calls of session %s so far", id)
+                    .allSatisfy(c -> assertThat(replicas).as("upstream of %s", c).contains(c.upstream()));
+            if (calls.size() != seen) {
+                seen = calls.size();
+                progressAt = System.nanoTime();
+            } else if (System.nanoTime() - progressAt > stallNanos) {
+                throw new AssertionError("no call of session " + id + " completed for " + stallNanos / 1_000_000
+                        + " ms; calls so far: " + calls);
             }
-            Thread.sleep(50);
+            Thread.sleep(20);
         }
-        throw new AssertionError("timed out after " + seconds + " s waiting for " + what);
+    }
+
+    /**
+     * Waits, within a probe round, until the probe shows replica A busy (its slots full) and both samples fresh;
+     * fails with the reason if the slow job has ended or the condition does not come back.
+     */
+    private void awaitABusyAndBothFresh(CompletableFuture<Object> slowJob) {
+        assertThat(slowJob).as("the slow job on A still running (it has %d tasks of %d ms on %d slots)",
+                SLOW_PARTITIONS, SLOW_TASK_MILLIS, SLOTS).isNotDone();
+        Await.until("replica A busy and both samples fresh", Patience.probeRound(config), () -> {
+            long now = System.currentTimeMillis();
+            return router.board().isFresh(A, now) && router.board().isFresh(B, now)
+                    && router.board().get(A).utilisation() >= 1.0;
+        });
     }
 }

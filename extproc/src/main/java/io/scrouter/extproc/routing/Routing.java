@@ -18,6 +18,9 @@ import java.util.random.RandomGenerator;
 public record Routing(SessionRouter router, Reconciler reconciler, NearCache nearCache,
                       PlacementProposer placement, GuardedStore store) {
 
+    /** How many write-backs run at a time after an outage or a data loss (see {@link WriteBacks}). */
+    public static final int WRITE_BACKS_IN_FLIGHT = WriteBacks.MAX_IN_FLIGHT;
+
     /** What placement reads: the policy, the replicas' load, their session counts, and the policy's randomness. */
     public record PlacementInputs(Placer placer, LoadBoard board, SessionCounts counts,
                                   Supplier<RandomGenerator> random) {

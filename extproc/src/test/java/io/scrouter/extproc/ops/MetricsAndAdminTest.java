@@ -9,6 +9,7 @@ import io.scrouter.extproc.config.ConfigLoader;
 import io.scrouter.extproc.envoy.RouteHeaders;
 import io.scrouter.extproc.testing.Await;
 import io.scrouter.extproc.testing.ExtProcClient;
+import io.scrouter.extproc.testing.Patience;
 import io.scrouter.extproc.testing.SparkRestStandIn;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -18,6 +19,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -33,6 +35,13 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class MetricsAndAdminTest {
 
+    private static final Duration PROBE_INTERVAL = Duration.ofMillis(100);
+    /**
+     * Production's probe timeout (1 s) with room: the counters below must show exactly the probes that failed on
+     * purpose, so none may fail because a loaded machine answered a healthy stand-in late. For the same reason
+     * a sample stays fresh for a whole probe round with room.
+     */
+    private static final Duration PROBE_TIMEOUT = Patience.of(Duration.ofSeconds(1));
     private static final Pattern SAMPLE = Pattern.compile("^([a-z_0-9]+)(\\{[^}]*\\})? ([0-9.eE+-]+|NaN)$");
 
     private SparkRestStandIn busy;
@@ -53,15 +62,17 @@ class MetricsAndAdminTest {
                     - {id: busy, grpc: "127.0.0.1:23001", metricsUrl: "%s", state: ready}
                     - {id: idle, grpc: "127.0.0.1:23002", metricsUrl: "%s", state: ready}
                     - {id: warm, grpc: "127.0.0.1:23003", state: warming}
-                probe: {interval: 100ms, staleAfter: 5s}
+                probe: {interval: %dms, timeout: %dms, staleAfter: %dms}
                 placement: {policy: seed, ewmaAlpha: 1.0}
                 admin: {bindAddress: 127.0.0.1, port: 0}
                 metrics: {bindAddress: 127.0.0.1, port: 0}
-                """.formatted(busy.url(), idle.url());
+                """.formatted(busy.url(), idle.url(), PROBE_INTERVAL.toMillis(), PROBE_TIMEOUT.toMillis(),
+                Patience.of(PROBE_INTERVAL, PROBE_TIMEOUT).toMillis());
         rs = RouterServer.start(ConfigLoader.parse(yaml, Map.of()));
         channel = NettyChannelBuilder.forAddress("127.0.0.1", rs.port()).usePlaintext().build();
-        Await.until("fresh samples", () -> rs.board().isFresh("busy", System.currentTimeMillis())
-                && rs.board().isFresh("idle", System.currentTimeMillis()));
+        Await.until("fresh samples", Patience.probeRound(rs.config()),
+                () -> rs.board().isFresh("busy", System.currentTimeMillis())
+                        && rs.board().isFresh("idle", System.currentTimeMillis()));
     }
 
     @AfterEach
@@ -90,7 +101,7 @@ class MetricsAndAdminTest {
 
     @Test
     void metricsCountDecisionsByOutcomeAndShowEachReplicasScoreInputs() throws Exception {
-        ExtProcClient envoy = new ExtProcClient(channel);
+        ExtProcClient envoy = new ExtProcClient(channel, Patience.decision(rs.config()));
         List<String> sessions = List.of(UUID.randomUUID().toString(), UUID.randomUUID().toString(),
                 UUID.randomUUID().toString());
         for (String s : sessions) {
@@ -106,7 +117,7 @@ class MetricsAndAdminTest {
         forged.add(new String[] {RouteHeaders.UPSTREAM, "10.1.1.1:80"});
         envoy.send(forged);
 
-        Await.until("session counts refreshed", () -> rs.counts().get("idle") == 3 && rs.counts().get("busy") == 0);
+        Await.until("session counts refreshed", Patience.countsRefresh(rs.config()), () -> rs.counts().get("idle") == 3 && rs.counts().get("busy") == 0);
         Map<String, Double> m = scrape();
         assertThat(m).containsEntry("scrouter_decisions_total{outcome=\"placed\",reason=\"\"}", 3.0)
                 .containsEntry("scrouter_decisions_total{outcome=\"known\",reason=\"\"}", 6.0)
@@ -135,7 +146,7 @@ class MetricsAndAdminTest {
 
         // A replica whose metrics endpoint fails shows it at once.
         busy.failing(true);
-        Await.until("probe failure counted", () -> {
+        Await.until("probe failure counted", Patience.probeRound(rs.config()), () -> {
             try {
                 return scrape().getOrDefault("scrouter_replica_probe_failures_total{replica=\"busy\"}", 0.0) >= 1;
             } catch (Exception e) {
@@ -170,7 +181,7 @@ class MetricsAndAdminTest {
 
     @Test
     void adminViewShowsThePoolOneSessionsPlacementAndReadiness() throws Exception {
-        ExtProcClient envoy = new ExtProcClient(channel);
+        ExtProcClient envoy = new ExtProcClient(channel, Patience.decision(rs.config()));
         String session = UUID.randomUUID().toString();
         envoy.send(ExtProcClient.sparkCall("ExecutePlan", session));
         String base = "http://127.0.0.1:" + rs.adminPort();

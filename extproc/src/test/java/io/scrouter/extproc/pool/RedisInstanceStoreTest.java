@@ -3,6 +3,7 @@ package io.scrouter.extproc.pool;
 import io.scrouter.extproc.redis.RedisInstanceStore;
 import io.scrouter.extproc.redis.RedisKeys;
 import io.scrouter.extproc.testing.Await;
+import io.scrouter.extproc.testing.Patience;
 import io.scrouter.testkit.redis.RedisProcess;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -23,6 +24,8 @@ class RedisInstanceStoreTest {
 
     private static final String PREFIX = "ist";
     private static final Duration LONG = Duration.ofMinutes(5);
+    /** One call of the test's client: Redisson's default call timeout (3 s), with room. */
+    private static final Duration STORE_CALL = Patience.of(Duration.ofSeconds(3));
 
     private static RedisProcess redis;
     private static RedissonClient client;
@@ -50,7 +53,7 @@ class RedisInstanceStoreTest {
     }
 
     private List<Replica> list() throws Exception {
-        return store.list().get(5, TimeUnit.SECONDS);
+        return store.list().get(STORE_CALL.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     @Test
@@ -64,9 +67,9 @@ class RedisInstanceStoreTest {
         Replica b = new Replica("spark-1", "[fd00::6]:15002", null, ReplicaState.WARMING);
         Replica c = new Replica("spark-2", "10.0.0.7:15002", "https://10.0.0.7:4040", ReplicaState.DRAINING);
 
-        store.publish(a, LONG).get(5, TimeUnit.SECONDS);
-        store.publish(b, LONG).get(5, TimeUnit.SECONDS);
-        store.publish(c, LONG).get(5, TimeUnit.SECONDS);
+        store.publish(a, LONG).get(STORE_CALL.toMillis(), TimeUnit.MILLISECONDS);
+        store.publish(b, LONG).get(STORE_CALL.toMillis(), TimeUnit.MILLISECONDS);
+        store.publish(c, LONG).get(STORE_CALL.toMillis(), TimeUnit.MILLISECONDS);
 
         assertThat(list()).containsExactlyInAnyOrder(a, b, c);
     }
@@ -74,7 +77,7 @@ class RedisInstanceStoreTest {
     @Test
     void publishWritesTheDocumentedSchema() throws Exception {
         store.publish(new Replica("spark-0", "10.0.0.5:15002", null, ReplicaState.READY), Duration.ofSeconds(60))
-                .get(5, TimeUnit.SECONDS);
+                .get(STORE_CALL.toMillis(), TimeUnit.MILLISECONDS);
 
         assertThat(redis.command("SISMEMBER", PREFIX + ":replicas", "spark-0")).isEqualTo(":1");
         String json = redis.command("GET", PREFIX + ":replica:spark-0");
@@ -86,10 +89,10 @@ class RedisInstanceStoreTest {
     @Test
     void republishingRenewsAndUpdatesTheEntry() throws Exception {
         store.publish(new Replica("spark-0", "10.0.0.5:15002", null, ReplicaState.WARMING), Duration.ofSeconds(2))
-                .get(5, TimeUnit.SECONDS);
+                .get(STORE_CALL.toMillis(), TimeUnit.MILLISECONDS);
         Replica ready = new Replica("spark-0", "10.0.0.5:15002", null, ReplicaState.READY);
 
-        store.publish(ready, Duration.ofSeconds(60)).get(5, TimeUnit.SECONDS);
+        store.publish(ready, Duration.ofSeconds(60)).get(STORE_CALL.toMillis(), TimeUnit.MILLISECONDS);
 
         assertThat(list()).containsExactly(ready);
         long pttl = Long.parseLong(redis.command("PTTL", PREFIX + ":replica:spark-0").substring(1));
@@ -100,28 +103,25 @@ class RedisInstanceStoreTest {
     void unrenewedReplicaExpiresAndIsPrunedFromTheIndex() throws Exception {
         Replica stays = new Replica("stays", "10.0.0.5:15002", null, ReplicaState.READY);
         Replica goes = new Replica("goes", "10.0.0.6:15002", null, ReplicaState.READY);
-        store.publish(stays, LONG).get(5, TimeUnit.SECONDS);
-        store.publish(goes, Duration.ofMillis(300)).get(5, TimeUnit.SECONDS);
+        store.publish(stays, LONG).get(STORE_CALL.toMillis(), TimeUnit.MILLISECONDS);
+        Duration lifetime = Duration.ofMillis(300);
+        store.publish(goes, lifetime).get(STORE_CALL.toMillis(), TimeUnit.MILLISECONDS);
         assertThat(list()).contains(goes);
 
-        Await.until("the unrenewed replica to drop out of list()", () -> !store.list().join().contains(goes));
+        Await.until("the unrenewed replica to drop out of list()", Patience.of(lifetime),
+                () -> !store.list().join().contains(goes));
 
         assertThat(list()).containsExactly(stays);
         // list() prunes the index in the background; it must get there.
-        Await.until("the index to forget the expired replica", () -> {
-            try {
-                return redis.command("SISMEMBER", PREFIX + ":replicas", "goes").equals(":0");
-            } catch (Exception e) {
-                return false;
-            }
-        });
+        Await.untilChecked("the index to forget the expired replica", STORE_CALL,
+                () -> redis.command("SISMEMBER", PREFIX + ":replicas", "goes").equals(":0"));
         assertThat(redis.command("SISMEMBER", PREFIX + ":replicas", "stays")).isEqualTo(":1");
     }
 
     @Test
     void invalidEntriesAreSkippedNotRouted() throws Exception {
         Replica good = new Replica("good", "10.0.0.5:15002", null, ReplicaState.READY);
-        store.publish(good, LONG).get(5, TimeUnit.SECONDS);
+        store.publish(good, LONG).get(STORE_CALL.toMillis(), TimeUnit.MILLISECONDS);
         // Written by hand, as a buggy controller might: none of these may reach the pool.
         writeRaw("hostname", "{\"id\":\"hostname\",\"grpc\":\"spark-0:15002\",\"state\":\"ready\"}");
         writeRaw("badstate", "{\"id\":\"badstate\",\"grpc\":\"10.0.0.8:15002\",\"state\":\"starting\"}");
@@ -142,7 +142,7 @@ class RedisInstanceStoreTest {
         assertThat(list()).isEmpty();
 
         Replica fixed = new Replica("spark-0", "10.0.0.5:15002", null, ReplicaState.READY);
-        store.publish(fixed, LONG).get(5, TimeUnit.SECONDS);
+        store.publish(fixed, LONG).get(STORE_CALL.toMillis(), TimeUnit.MILLISECONDS);
 
         assertThat(list()).containsExactly(fixed);
     }
@@ -151,10 +151,10 @@ class RedisInstanceStoreTest {
     void removeDeletesEntryAndIndexAtOnce() throws Exception {
         Replica a = new Replica("a", "10.0.0.5:15002", null, ReplicaState.READY);
         Replica b = new Replica("b", "10.0.0.6:15002", null, ReplicaState.READY);
-        store.publish(a, LONG).get(5, TimeUnit.SECONDS);
-        store.publish(b, LONG).get(5, TimeUnit.SECONDS);
+        store.publish(a, LONG).get(STORE_CALL.toMillis(), TimeUnit.MILLISECONDS);
+        store.publish(b, LONG).get(STORE_CALL.toMillis(), TimeUnit.MILLISECONDS);
 
-        store.remove("a").get(5, TimeUnit.SECONDS);
+        store.remove("a").get(STORE_CALL.toMillis(), TimeUnit.MILLISECONDS);
 
         assertThat(list()).containsExactly(b);
         assertThat(redis.command("EXISTS", PREFIX + ":replica:a")).isEqualTo(":0");
@@ -164,7 +164,7 @@ class RedisInstanceStoreTest {
     @Test
     void prefixesKeepDeploymentsApart() throws Exception {
         RedisInstanceStore other = new RedisInstanceStore(client, new RedisKeys("other"));
-        other.publish(new Replica("a", "10.0.0.5:15002", null, ReplicaState.READY), LONG).get(5, TimeUnit.SECONDS);
+        other.publish(new Replica("a", "10.0.0.5:15002", null, ReplicaState.READY), LONG).get(STORE_CALL.toMillis(), TimeUnit.MILLISECONDS);
 
         assertThat(list()).isEmpty();
     }

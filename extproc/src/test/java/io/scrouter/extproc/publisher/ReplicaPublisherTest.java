@@ -8,13 +8,15 @@ import io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.scrouter.extproc.RouterServer;
 import io.scrouter.extproc.config.ConfigLoader;
-import io.scrouter.extproc.pool.ReplicaState;
+import io.scrouter.extproc.config.RouterConfig;
 import io.scrouter.extproc.redis.RedisInstanceStore;
+import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.extproc.redis.RedisKeys;
 import io.scrouter.extproc.testing.Await;
 import io.scrouter.extproc.testing.ExtProcClient;
-import io.scrouter.extproc.testing.SparkRestStandIn;
+import io.scrouter.extproc.testing.Patience;
 import io.scrouter.testkit.redis.RedisProcess;
+import io.scrouter.extproc.testing.SparkRestStandIn;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -42,7 +44,21 @@ class ReplicaPublisherTest {
     private SparkRestStandIn rest;
     private Server replicaGrpc;
     private RouterServer router;
+    private RouterConfig config;
     private ManagedChannel channel;
+
+    /**
+     * The publisher's readiness checks with room (production's 1 s): these tests are about the states the
+     * publisher announces, so a loaded machine must not turn a healthy stand-in into a failed check.
+     */
+    private static final Duration READINESS_TIMEOUT = Patience.of(Duration.ofSeconds(1));
+    /** Redisson's default call timeout (3 s), which the test's own Redis client keeps. */
+    private static final Duration CLIENT_TIMEOUT = Duration.ofSeconds(3);
+
+    /** One publisher tick: both readiness checks (each within its timeout), then one write to Redis. */
+    private static long tickMillis() {
+        return Patience.of(READINESS_TIMEOUT.multipliedBy(2), CLIENT_TIMEOUT).toMillis();
+    }
 
     @BeforeEach
     void start() throws Exception {
@@ -57,7 +73,8 @@ class ReplicaPublisherTest {
                 pool: {pollInterval: 100ms, departureGrace: 300ms}
                 probe: {interval: 100ms, staleAfter: 5s}
                 """.formatted(redis.address());
-        router = RouterServer.start(ConfigLoader.parse(yaml, Map.of()));
+        config = ConfigLoader.parse(yaml, Map.of());
+        router = RouterServer.start(config);
         channel = NettyChannelBuilder.forAddress("127.0.0.1", router.port()).usePlaintext().build();
     }
 
@@ -89,37 +106,40 @@ class ReplicaPublisherTest {
         int grpcPort = startReplicaGrpc();
         String grpc = "127.0.0.1:" + grpcPort;
         RedisInstanceStore store = new RedisInstanceStore(client, new RedisKeys("pub"));
-        ExtProcClient envoy = new ExtProcClient(channel);
-        try (SparkReadiness readiness = new SparkReadiness(grpc, rest.url(), Duration.ofSeconds(1))) {
+        ExtProcClient envoy = new ExtProcClient(channel, Patience.decision(config));
+        // Each entry must outlive the step that follows its tick: the router sees the state within a poll, then
+        // answers one request. Afterwards, the test waits for that lifetime to run out.
+        Duration entryLifetime = Patience.poolChange(config).plus(Patience.decision(config));
+        try (SparkReadiness readiness = new SparkReadiness(grpc, rest.url(), READINESS_TIMEOUT)) {
             ReplicaPublisher publisher = new ReplicaPublisher(store, "spark-0", grpc, rest.url(),
-                    Duration.ofSeconds(1), readiness);
+                    entryLifetime, readiness);
 
             // The driver's REST API is not up yet: warming, and the router places nothing there.
             rest.failing(true);
-            assertThat(publisher.tick().get(5, TimeUnit.SECONDS)).isEqualTo(ReplicaState.WARMING);
-            Await.until("router sees warming", () -> routerSees("spark-0") == ReplicaState.WARMING);
+            assertThat(publisher.tick().get(tickMillis(), TimeUnit.MILLISECONDS)).isEqualTo(ReplicaState.WARMING);
+            Await.until("router sees warming", Patience.poolChange(config), () -> routerSees("spark-0") == ReplicaState.WARMING);
             var refused = envoy.send(ExtProcClient.sparkCall("Config", UUID.randomUUID().toString()));
             assertThat(ExtProcClient.rejectionCode(refused)).isEqualTo(Status.Code.UNAVAILABLE.value());
 
             // Both gRPC and REST answer: ready, and new sessions go there.
             rest.failing(false);
-            assertThat(publisher.tick().get(5, TimeUnit.SECONDS)).isEqualTo(ReplicaState.READY);
-            Await.until("router sees ready", () -> routerSees("spark-0") == ReplicaState.READY);
+            assertThat(publisher.tick().get(tickMillis(), TimeUnit.MILLISECONDS)).isEqualTo(ReplicaState.READY);
+            Await.until("router sees ready", Patience.poolChange(config), () -> routerSees("spark-0") == ReplicaState.READY);
             String session = UUID.randomUUID().toString();
             assertThat(ExtProcClient.upstreamOf(envoy.send(ExtProcClient.sparkCall("Config", session))))
                     .isEqualTo(grpc);
 
             // SIGTERM: draining keeps the session, refuses new ones.
             publisher.drain();
-            assertThat(publisher.tick().get(5, TimeUnit.SECONDS)).isEqualTo(ReplicaState.DRAINING);
-            Await.until("router sees draining", () -> routerSees("spark-0") == ReplicaState.DRAINING);
+            assertThat(publisher.tick().get(tickMillis(), TimeUnit.MILLISECONDS)).isEqualTo(ReplicaState.DRAINING);
+            Await.until("router sees draining", Patience.poolChange(config), () -> routerSees("spark-0") == ReplicaState.DRAINING);
             assertThat(ExtProcClient.upstreamOf(envoy.send(ExtProcClient.sparkCall("ExecutePlan", session))))
                     .isEqualTo(grpc);
             var noNew = envoy.send(ExtProcClient.sparkCall("Config", UUID.randomUUID().toString()));
             assertThat(ExtProcClient.rejectionCode(noNew)).isEqualTo(Status.Code.UNAVAILABLE.value());
 
             // Renewals stop (the publisher exited or the pod died): the entry expires and the replica is gone.
-            Await.until("router drops the expired replica", () -> routerSees("spark-0") == null);
+            Await.until("router drops the expired replica", Patience.departure(config, entryLifetime), () -> routerSees("spark-0") == null);
             var lost = envoy.send(ExtProcClient.sparkCall("ExecutePlan", session));
             assertThat(ExtProcClient.rejectionCode(lost)).isEqualTo(Status.Code.FAILED_PRECONDITION.value());
         }
@@ -129,11 +149,14 @@ class ReplicaPublisherTest {
     void replicaWhoseGrpcPortIsClosedStaysWarmingWithTheReason() throws Exception {
         int closedPort = RedisProcess.freePort();
         String grpc = "127.0.0.1:" + closedPort;
-        try (SparkReadiness readiness = new SparkReadiness(grpc, rest.url(), Duration.ofMillis(500))) {
-            assertThat(readiness.notReadyReason().get(5, TimeUnit.SECONDS)).contains("gRPC port");
+        // A port that never opens fails the check whatever the machine's speed, after the whole timeout: no room
+        // needed, and a short one keeps the test short.
+        Duration closedPortTimeout = Duration.ofMillis(500);
+        try (SparkReadiness readiness = new SparkReadiness(grpc, rest.url(), closedPortTimeout)) {
+            assertThat(readiness.notReadyReason().get(tickMillis(), TimeUnit.MILLISECONDS)).contains("gRPC port");
             ReplicaPublisher publisher = new ReplicaPublisher(new RedisInstanceStore(client, new RedisKeys("pub")),
                     "spark-1", grpc, rest.url(), Duration.ofSeconds(5), readiness);
-            assertThat(publisher.tick().get(5, TimeUnit.SECONDS)).isEqualTo(ReplicaState.WARMING);
+            assertThat(publisher.tick().get(tickMillis(), TimeUnit.MILLISECONDS)).isEqualTo(ReplicaState.WARMING);
             assertThat(redis.command("GET", "pub:replica:spark-1")).contains("\"state\":\"warming\"");
         }
     }

@@ -19,14 +19,18 @@ import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.stub.StreamObserver;
 import io.scrouter.extproc.RouterServer;
 import io.scrouter.extproc.config.ConfigLoader;
+import io.scrouter.extproc.config.RouterConfig;
 import io.scrouter.extproc.envoy.DecisionObserver;
 import io.scrouter.extproc.envoy.RouteHeaders;
 import io.scrouter.extproc.runtime.SystemTime;
+import io.scrouter.extproc.testing.Patience;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -41,8 +45,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Hostile and malformed input, generated (seeded, so a failure replays): header names and values that are
  * empty, huge, non-ASCII, control characters, CRLF, Redis-special, repeated; a client-supplied route header;
  * values in {@code value}, {@code raw_value} or both; unexpected and out-of-order phases; several messages
- * per stream. For every case: no stream error (no exception escaped), every answer is one of the defined
- * kinds, and no address outside the pool is ever written.
+ * per stream. For every case: no stream error (no exception escaped), every message gets exactly the answers
+ * the protocol owes it (see {@link #owed}), no address outside the pool is ever written, and a request that
+ * carries the route header itself is routed with that header overwritten, or rejected: never passed through.
  */
 class HostileInputTest {
 
@@ -53,10 +58,26 @@ class HostileInputTest {
             Status.Code.UNIMPLEMENTED.value(), Status.Code.FAILED_PRECONDITION.value(),
             Status.Code.UNAVAILABLE.value(), Status.Code.NOT_FOUND.value(), Status.Code.RESOURCE_EXHAUSTED.value());
 
-    private enum Answer { ROUTED, REJECTED, BODY_REQUESTED, PASSED_THROUGH }
+    /** What one answer is, read from the answer alone. */
+    private enum Answer {
+        /** The route header set on the request headers answer. */
+        ROUTE_ON_HEADERS,
+        /** The route header set on a request body answer (body mode). */
+        ROUTE_ON_BODY,
+        /** An immediate response with a gRPC status. */
+        REJECT,
+        /** A request headers answer that changes nothing and asks for the body ({@code mode_override}). */
+        ASK_FOR_BODY,
+        /** A request body answer that changes nothing. */
+        BODY_UNCHANGED,
+        /** An answer that changes nothing, to a phase of that kind. */
+        PASS_REQUEST_HEADERS, PASS_RESPONSE_HEADERS, PASS_RESPONSE_BODY, PASS_REQUEST_TRAILERS, PASS_RESPONSE_TRAILERS
+    }
+
+    private static final Set<Answer> DECISION_ON_HEADERS = EnumSet.of(Answer.ROUTE_ON_HEADERS, Answer.REJECT);
 
     @Test
-    void generatedHostileRequestsNeverEscapeTheDefinedAnswersOrThePool() throws Exception {
+    void generatedHostileRequestsGetTheAnswersTheProtocolOwesThemAndNeverLeaveThePool() throws Exception {
         String yaml = """
                 pool:
                   static:
@@ -66,20 +87,33 @@ class HostileInputTest {
                 """;
         String name = InProcessServerBuilder.generateName();
         Map<Answer, Integer> seen = new EnumMap<>(Answer.class);
-        try (RouterServer rs = RouterServer.start(ConfigLoader.parse(yaml, Map.of()),
-                InProcessServerBuilder.forName(name).directExecutor(), DecisionObserver.NONE,
-                SystemTime.shared())) {
+        Map<Answer, Integer> forgedRouteHeader = new EnumMap<>(Answer.class);
+        RouterConfig config = ConfigLoader.parse(yaml, Map.of());
+        try (RouterServer rs = RouterServer.start(config, InProcessServerBuilder.forName(name).directExecutor(),
+                DecisionObserver.NONE, SystemTime.shared())) {
             ManagedChannel channel = InProcessChannelBuilder.forName(name).directExecutor().build();
             try {
                 ExternalProcessorGrpc.ExternalProcessorStub stub = ExternalProcessorGrpc.newStub(channel);
                 SplittableRandom random = new SplittableRandom(SEED);
                 for (int i = 0; i < CASES; i++) {
-                    List<ProcessingRequest> messages = hostileStream(random);
-                    List<ProcessingResponse> answers = exchange(stub, messages, i);
-                    assertThat(answers.size()).as("case %d: at most one answer per message", i)
-                            .isLessThanOrEqualTo(messages.size());
+                    List<ProcessingRequest> messages = asEnvoyEndsIt(hostileStream(random));
+                    List<ProcessingResponse> answers = exchange(stub, messages, i, Patience.decision(config));
+                    List<Answer> kinds = new ArrayList<>();
                     for (ProcessingResponse answer : answers) {
-                        seen.merge(classify(answer, i), 1, Integer::sum);
+                        kinds.add(classify(answer, i));
+                    }
+                    List<List<Set<Answer>>> candidates = owed(messages);
+                    int caseNo = i;
+                    assertThat(candidates).as("case %d: answers %s to %s", caseNo, kinds, describe(messages))
+                            .anySatisfy(owed -> assertThat(matches(owed, kinds)).isTrue());
+                    kinds.forEach(k -> seen.merge(k, 1, Integer::sum));
+                    if (firstHeadersCarryRouteHeader(messages)) {
+                        // Routed (the client's value overwritten, checked in classify) or rejected, never passed on.
+                        Answer decision = kinds.stream().filter(k -> k == Answer.ROUTE_ON_HEADERS
+                                || k == Answer.ROUTE_ON_BODY || k == Answer.REJECT).findFirst().orElse(null);
+                        assertThat(decision).as("case %d: request carrying the route header, answered %s", caseNo,
+                                kinds).isNotNull();
+                        forgedRouteHeader.merge(decision, 1, Integer::sum);
                     }
                 }
             } finally {
@@ -87,12 +121,186 @@ class HostileInputTest {
             }
         }
         // The generator must actually reach every kind of answer, or the test proves less than it claims.
-        assertThat(seen.keySet()).contains(Answer.ROUTED, Answer.REJECTED, Answer.PASSED_THROUGH);
-        System.out.println("hostile input: " + CASES + " streams, answers " + seen);
+        assertThat(seen.keySet()).contains(Answer.ROUTE_ON_HEADERS, Answer.ROUTE_ON_BODY, Answer.REJECT,
+                Answer.ASK_FOR_BODY, Answer.BODY_UNCHANGED, Answer.PASS_RESPONSE_HEADERS);
+        assertThat(forgedRouteHeader.keySet()).contains(Answer.ROUTE_ON_HEADERS, Answer.REJECT);
+        System.out.println("hostile input: " + CASES + " streams, answers " + seen
+                + "; requests carrying the route header: " + forgedRouteHeader);
     }
 
+    // ---- what the protocol owes a stream ------------------------------------------------------------------
+
+    /**
+     * The answers owed to a stream, in order, one set of acceptable kinds per answer. Written from the ext_proc
+     * protocol as Envoy drives it and the router's contract (README, "Routing rules"; {@code ProcessStream}'s
+     * class comment), not from the router's code:
+     * <ul>
+     *   <li>Request headers are answered once. With a session header, or without one on a request that is not
+     *       a Spark Connect RPC or has no body, the answer is the decision: a route or a rejection, and the
+     *       stream is over. A Spark Connect RPC without the header that has a body is asked for its body.</li>
+     *   <li>In body mode, each body message is owed one answer, in order: the one that completes the session
+     *       id (at the latest one with {@code end_of_stream}) gets the decision; a route goes on the first owed
+     *       answer and the others follow unchanged; after a rejection nothing more is owed.</li>
+     *   <li>Any phase the router did not ask for (headers again, a body before headers, response phases,
+     *       trailers) is answered at once, unchanged, with an answer of its own kind.</li>
+     *   <li>After the decision the stream is closed: nothing more is answered.</li>
+     * </ul>
+     * Which body message completes the id depends on its bytes, so every possibility is returned; the answers
+     * must match one of them.
+     */
+    private static List<List<Set<Answer>>> owed(List<ProcessingRequest> messages) {
+        int bodyModeBodies = 0;
+        boolean inBody = false;
+        boolean decided = false;
+        int lastDecidable = Integer.MAX_VALUE;
+        for (ProcessingRequest m : messages) {
+            if (decided) {
+                break;
+            }
+            if (m.hasRequestHeaders() && !inBody) {
+                if (goesToBodyMode(m.getRequestHeaders())) {
+                    inBody = true;
+                } else {
+                    decided = true;
+                }
+            } else if (m.hasRequestBody() && inBody) {
+                bodyModeBodies++;
+                if (m.getRequestBody().getEndOfStream()) {
+                    lastDecidable = Math.min(lastDecidable, bodyModeBodies);
+                    break;
+                }
+            }
+        }
+        List<List<Set<Answer>>> candidates = new ArrayList<>();
+        if (!inBody) {
+            candidates.add(owedIfDecidedAt(messages, 0, null));
+            return candidates;
+        }
+        for (int j = 1; j <= Math.min(bodyModeBodies, lastDecidable); j++) {
+            candidates.add(owedIfDecidedAt(messages, j, Answer.ROUTE_ON_BODY));
+            candidates.add(owedIfDecidedAt(messages, j, Answer.REJECT));
+        }
+        return candidates;
+    }
+
+    /** The answers owed if body message {@code decidedAt} (1-based, in body mode) gets {@code decision}. */
+    private static List<Set<Answer>> owedIfDecidedAt(List<ProcessingRequest> messages, int decidedAt,
+                                                     Answer decision) {
+        List<Set<Answer>> owed = new ArrayList<>();
+        boolean inBody = false;
+        int bodies = 0;
+        for (ProcessingRequest m : messages) {
+            switch (m.getRequestCase()) {
+                case REQUEST_HEADERS -> {
+                    if (inBody) {
+                        owed.add(EnumSet.of(Answer.PASS_REQUEST_HEADERS));
+                    } else if (goesToBodyMode(m.getRequestHeaders())) {
+                        owed.add(EnumSet.of(Answer.ASK_FOR_BODY));
+                        inBody = true;
+                    } else {
+                        owed.add(DECISION_ON_HEADERS);
+                        return owed;
+                    }
+                }
+                case REQUEST_BODY -> {
+                    if (!inBody) {
+                        owed.add(EnumSet.of(Answer.BODY_UNCHANGED));
+                    } else if (++bodies == decidedAt) {
+                        owed.add(EnumSet.of(decision));
+                        if (decision == Answer.ROUTE_ON_BODY) {
+                            for (int held = 1; held < decidedAt; held++) {
+                                owed.add(EnumSet.of(Answer.BODY_UNCHANGED));
+                            }
+                        }
+                        return owed;
+                    }
+                }
+                case RESPONSE_HEADERS -> owed.add(EnumSet.of(Answer.PASS_RESPONSE_HEADERS));
+                case RESPONSE_BODY -> owed.add(EnumSet.of(Answer.PASS_RESPONSE_BODY));
+                case REQUEST_TRAILERS -> owed.add(EnumSet.of(Answer.PASS_REQUEST_TRAILERS));
+                case RESPONSE_TRAILERS -> owed.add(EnumSet.of(Answer.PASS_RESPONSE_TRAILERS));
+                default -> throw new AssertionError("generator produced " + m.getRequestCase());
+            }
+        }
+        return owed;
+    }
+
+    private static boolean matches(List<Set<Answer>> owed, List<Answer> answers) {
+        if (owed.size() != answers.size()) {
+            return false;
+        }
+        for (int i = 0; i < owed.size(); i++) {
+            if (!owed.get(i).contains(answers.get(i))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * A Spark Connect RPC ({@code /spark.connect.SparkConnectService/<Method>}) without any session header
+     * (header names compare case-insensitively) whose body is still to come: its session id is in the body.
+     */
+    private static boolean goesToBodyMode(HttpHeaders headers) {
+        String path = value(headers, ":path");
+        return !headers.getEndOfStream() && count(headers, RouteHeaders.SESSION_ID) == 0 && path != null
+                && SPARK_RPC_PATHS.contains(path);
+    }
+
+    private static boolean firstHeadersCarryRouteHeader(List<ProcessingRequest> messages) {
+        return messages.stream().filter(ProcessingRequest::hasRequestHeaders).findFirst()
+                .map(m -> count(m.getRequestHeaders(), RouteHeaders.UPSTREAM) > 0).orElse(false);
+    }
+
+    private static int count(HttpHeaders headers, String name) {
+        return (int) headers.getHeaders().getHeadersList().stream().filter(h -> h.getKey().equalsIgnoreCase(name))
+                .count();
+    }
+
+    /** Envoy sends values in {@code raw_value}; a client filling {@code value} only is read from there. */
+    private static String value(HttpHeaders headers, String name) {
+        for (HeaderValue h : headers.getHeaders().getHeadersList()) {
+            if (h.getKey().equals(name)) {
+                return h.getRawValue().isEmpty() ? h.getValue() : h.getRawValue().toString(StandardCharsets.UTF_8);
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Envoy always ends a request body it sends with {@code end_of_stream}: a generated stream left in body mode
+     * without one gets it, so a decision is owed.
+     */
+    private static List<ProcessingRequest> asEnvoyEndsIt(List<ProcessingRequest> messages) {
+        boolean inBody = false;
+        boolean decided = false;
+        for (ProcessingRequest m : messages) {
+            if (m.hasRequestHeaders() && !inBody && !decided) {
+                inBody = goesToBodyMode(m.getRequestHeaders());
+                decided = !inBody;
+            } else if (m.hasRequestBody() && inBody && m.getRequestBody().getEndOfStream()) {
+                return messages;
+            }
+        }
+        if (!inBody) {
+            return messages;
+        }
+        List<ProcessingRequest> ended = new ArrayList<>(messages);
+        ended.add(ProcessingRequest.newBuilder().setRequestBody(HttpBody.newBuilder().setEndOfStream(true)).build());
+        return ended;
+    }
+
+    private static String describe(List<ProcessingRequest> messages) {
+        return messages.stream().map(m -> m.getRequestCase() + (m.hasRequestBody()
+                ? "(" + m.getRequestBody().getBody().size() + " bytes" + (m.getRequestBody().getEndOfStream() ? ", end"
+                : "") + ")" : "")).toList().toString();
+    }
+
+    // ---- the exchange and what one answer is ---------------------------------------------------------------
+
     private static List<ProcessingResponse> exchange(ExternalProcessorGrpc.ExternalProcessorStub stub,
-                                                     List<ProcessingRequest> messages, int caseNo) throws Exception {
+                                                     List<ProcessingRequest> messages, int caseNo, Duration within)
+            throws Exception {
         List<ProcessingResponse> answers = new ArrayList<>();
         CompletableFuture<Void> done = new CompletableFuture<>();
         StreamObserver<ProcessingRequest> out = stub.process(new StreamObserver<>() {
@@ -116,7 +324,7 @@ class HostileInputTest {
         }
         out.onCompleted();
         try {
-            done.get(10, TimeUnit.SECONDS);
+            done.get(within.toMillis(), TimeUnit.MILLISECONDS);
         } catch (Exception e) {
             throw new AssertionError("case " + caseNo + ": stream failed instead of answering: " + e.getCause()
                     + " for " + messages, e);
@@ -132,7 +340,7 @@ class HostileInputTest {
                     .contains(r.getImmediateResponse().getGrpcStatus().getStatus());
             assertThat(r.getImmediateResponse().getBody().toStringUtf8()).as("case %d: says what to do", caseNo)
                     .isNotBlank();
-            return Answer.REJECTED;
+            return Answer.REJECT;
         }
         CommonResponse common = switch (r.getResponseCase()) {
             case REQUEST_HEADERS -> r.getRequestHeaders().getResponse();
@@ -145,22 +353,46 @@ class HostileInputTest {
         List<HeaderValueOption> set = common.getHeaderMutation().getSetHeadersList();
         assertThat(common.getHeaderMutation().getRemoveHeadersList()).as("case %d", caseNo).isEmpty();
         assertThat(common.hasBodyMutation()).as("case %d: never rewrites a body", caseNo).isFalse();
+        boolean asksForBody = r.hasModeOverride()
+                && r.getModeOverride().getRequestBodyMode() != ProcessingMode.BodySendMode.NONE;
         if (!set.isEmpty()) {
             assertThat(set).as("case %d: only the route header is ever written", caseNo).hasSize(1);
-            HeaderValue h = set.get(0).getHeader();
+            HeaderValueOption option = set.get(0);
+            HeaderValue h = option.getHeader();
             assertThat(h.getKey()).isEqualTo(RouteHeaders.UPSTREAM);
             assertThat(h.getValue()).as("case %d: raw_value only", caseNo).isEmpty();
+            // A value the client sent in the same header must be replaced, not kept beside ours (Envoy's
+            // HeaderValueOption.append_action).
+            assertThat(option.getAppendAction()).as("case %d: overwrites", caseNo)
+                    .isEqualTo(HeaderValueOption.HeaderAppendAction.OVERWRITE_IF_EXISTS_OR_ADD);
             assertThat(POOL).as("case %d: address written", caseNo)
                     .contains(h.getRawValue().toString(StandardCharsets.ISO_8859_1));
             String meta = r.getDynamicMetadata().getFieldsOrThrow(RouteHeaders.METADATA_NAMESPACE).getStructValue()
                     .getFieldsOrThrow(RouteHeaders.METADATA_UPSTREAM_KEY).getStringValue();
             assertThat(POOL).contains(meta);
-            return Answer.ROUTED;
+            assertThat(asksForBody).as("case %d: a route ends the stream", caseNo).isFalse();
+            return switch (r.getResponseCase()) {
+                case REQUEST_HEADERS -> Answer.ROUTE_ON_HEADERS;
+                case REQUEST_BODY -> Answer.ROUTE_ON_BODY;
+                default -> throw new AssertionError("case " + caseNo + ": route on a " + r.getResponseCase()
+                        + " answer, which Envoy applies to no request");
+            };
         }
-        if (r.hasModeOverride() && r.getModeOverride().getRequestBodyMode() != ProcessingMode.BodySendMode.NONE) {
-            return Answer.BODY_REQUESTED;
+        if (asksForBody) {
+            assertThat(r.getResponseCase()).as("case %d: body asked for on the headers answer", caseNo)
+                    .isEqualTo(ProcessingResponse.ResponseCase.REQUEST_HEADERS);
+            return Answer.ASK_FOR_BODY;
         }
-        return Answer.PASSED_THROUGH;
+        assertThat(r.hasModeOverride()).as("case %d: pass-through changes no mode", caseNo).isFalse();
+        return switch (r.getResponseCase()) {
+            case REQUEST_HEADERS -> Answer.PASS_REQUEST_HEADERS;
+            case REQUEST_BODY -> Answer.BODY_UNCHANGED;
+            case RESPONSE_HEADERS -> Answer.PASS_RESPONSE_HEADERS;
+            case RESPONSE_BODY -> Answer.PASS_RESPONSE_BODY;
+            case REQUEST_TRAILERS -> Answer.PASS_REQUEST_TRAILERS;
+            case RESPONSE_TRAILERS -> Answer.PASS_RESPONSE_TRAILERS;
+            default -> throw new AssertionError("case " + caseNo + ": " + r);
+        };
     }
 
     // ---- generation -------------------------------------------------------------------------------------
@@ -168,15 +400,21 @@ class HostileInputTest {
     private static final String[] NASTY = {"", " ", "\r\n", "\r\nx-scrouter-upstream: 1.2.3.4:1", "\0", "\u0007",
             "*", "$-1", "*1\r\n$4\r\nPING\r\n", "{scr}", "!lost:a", "../../", "%00", "😀", "\u00ff\u00fe", "é",
             "a:b", "10.0.0.1:15002", "169.254.169.254:80", "localhost:15002", "[::1]:15002"};
-    private static final String[] PATHS = {"/spark.connect.SparkConnectService/ExecutePlan",
+    /** Spark Connect RPCs: {@code /spark.connect.SparkConnectService/<Method>} (README, "Routing rules"). */
+    private static final List<String> SPARK_RPC_PATHS = List.of("/spark.connect.SparkConnectService/ExecutePlan",
             "/spark.connect.SparkConnectService/AnalyzePlan", "/spark.connect.SparkConnectService/ReleaseSession",
-            "/spark.connect.SparkConnectService/AddArtifacts", "/spark.connect.SparkConnectService/",
+            "/spark.connect.SparkConnectService/AddArtifacts");
+    /** Paths that are not one: no method, a bad method name, another service, another case. */
+    private static final List<String> OTHER_PATHS = List.of("/spark.connect.SparkConnectService/",
             "/spark.connect.SparkConnectService/Exec\r\nutePlan", "/grpc.health.v1.Health/Check", "/", "",
-            "/spark.connect.SparkConnectService/../x", "/SPARK.CONNECT.SPARKCONNECTSERVICE/ExecutePlan"};
+            "/spark.connect.SparkConnectService/../x", "/SPARK.CONNECT.SPARKCONNECTSERVICE/ExecutePlan");
 
     private static List<ProcessingRequest> hostileStream(SplittableRandom r) {
         List<ProcessingRequest> out = new ArrayList<>();
         int shape = r.nextInt(10);
+        if (shape == 9 && r.nextBoolean()) {
+            return splitSessionIdInBody(r);
+        }
         if (shape == 0) {
             out.add(unexpectedPhase(r));
             if (r.nextBoolean()) {
@@ -196,7 +434,8 @@ class HostileInputTest {
         HeaderMap.Builder map = HeaderMap.newBuilder();
         if (r.nextInt(10) != 0) {
             // Half the paths are plain Spark Connect RPCs, so routing (not only rejection) is exercised.
-            put(map, ":path", r.nextBoolean() ? PATHS[r.nextInt(4)] : PATHS[r.nextInt(PATHS.length)], r);
+            put(map, ":path", r.nextInt(3) != 0 ? SPARK_RPC_PATHS.get(r.nextInt(SPARK_RPC_PATHS.size()))
+                    : OTHER_PATHS.get(r.nextInt(OTHER_PATHS.size())), r);
         }
         put(map, ":method", "POST", r);
         put(map, "content-type", r.nextInt(8) == 0 ? pick(r) : "application/grpc", r);
@@ -245,12 +484,60 @@ class HostileInputTest {
         map.addHeaders(h);
     }
 
+    /**
+     * A Spark Connect call without the session header whose body's first bytes (frame header, session_id) come
+     * in several body messages, as a slow client's may; hostile phases are mixed in between.
+     */
+    private static List<ProcessingRequest> splitSessionIdInBody(SplittableRandom r) {
+        HeaderMap.Builder map = HeaderMap.newBuilder();
+        put(map, ":path", SPARK_RPC_PATHS.get(r.nextInt(SPARK_RPC_PATHS.size())), r);
+        put(map, "content-type", "application/grpc", r);
+        if (r.nextInt(3) == 0) {
+            put(map, RouteHeaders.UPSTREAM, pick(r), r);
+        }
+        List<ProcessingRequest> out = new ArrayList<>();
+        out.add(ProcessingRequest.newBuilder().setRequestHeaders(HttpHeaders.newBuilder().setHeaders(map)).build());
+        byte[] whole = sparkBody(new UUID(r.nextLong(), r.nextLong()).toString().getBytes(StandardCharsets.UTF_8),
+                r.nextInt(200));
+        int at = 0;
+        while (at < whole.length) {
+            int piece = Math.min(whole.length - at, 1 + r.nextInt(20));
+            boolean last = at + piece == whole.length;
+            out.add(ProcessingRequest.newBuilder().setRequestBody(HttpBody.newBuilder()
+                    .setBody(ByteString.copyFrom(whole, at, piece)).setEndOfStream(last && r.nextBoolean())).build());
+            at += piece;
+            if (r.nextInt(6) == 0) {
+                out.add(unexpectedPhase(r));
+            }
+        }
+        return out;
+    }
+
+    /** A gRPC length-prefixed message (flag, 4-byte big-endian length) starting with field 1, the session id. */
+    private static byte[] sparkBody(byte[] id, int rest) {
+        byte[] framed = new byte[7 + id.length + rest];
+        int messageLength = framed.length - 5;
+        framed[1] = (byte) (messageLength >>> 24);
+        framed[2] = (byte) (messageLength >>> 16);
+        framed[3] = (byte) (messageLength >>> 8);
+        framed[4] = (byte) messageLength;
+        framed[5] = 0x0a;
+        framed[6] = (byte) id.length;
+        System.arraycopy(id, 0, framed, 7, id.length);
+        return framed;
+    }
+
     private static ProcessingRequest body(SplittableRandom r) {
         byte[] bytes = new byte[r.nextInt(r.nextInt(10) == 0 ? 5000 : 64)];
         for (int i = 0; i < bytes.length; i++) {
             bytes[i] = (byte) r.nextInt(256);
         }
-        if (bytes.length > 7 && r.nextBoolean()) {
+        if (r.nextInt(4) == 0) {
+            // What Spark's client sends: a gRPC frame header, then field 1 (session_id, tag 0x0A) with a
+            // well-formed id, sometimes cut short so that the id is spread over body messages or never ends.
+            byte[] framed = sparkBody(sessionValue(r).getBytes(StandardCharsets.UTF_8), r.nextInt(20));
+            bytes = java.util.Arrays.copyOf(framed, r.nextInt(3) == 0 ? r.nextInt(framed.length) : framed.length);
+        } else if (bytes.length > 7 && r.nextBoolean()) {
             // A plausible gRPC frame start: uncompressed, then field 1 (session_id) with a length.
             bytes[0] = 0;
             bytes[5] = 0x0a;

@@ -5,6 +5,7 @@ import io.scrouter.extproc.redis.RedisKeys;
 import io.scrouter.extproc.redis.RedisSessionStore;
 import io.scrouter.extproc.session.SessionTtls;
 import io.scrouter.extproc.testing.Await;
+import io.scrouter.extproc.testing.Patience;
 import io.scrouter.testkit.redis.RedisProcess;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -70,6 +71,12 @@ class RedisSessionStoreTest extends SessionStoreContract {
     protected SessionStore createStore(Duration idleTtl, Duration lostTtl, LongSupplier clock) throws Exception {
         assertThat(redis.command("FLUSHALL")).isEqualTo("+OK");
         return new RedisSessionStore(client, KEYS, new SessionTtls(idleTtl, lostTtl, RELEASE_GRACE), clock, new RedisBindingFeed(client, KEYS));
+    }
+
+    @Override
+    protected void awaitIndexed(String session, String replica) {
+        Await.untilChecked("session " + session + " in replica " + replica + "'s index", STORE_CALL,
+                () -> !redis.command("ZSCORE", KEYS.replicaSessions(replica), session).equals("$-1"));
     }
 
     private static long pttl(String key) throws IOException {
@@ -148,13 +155,8 @@ class RedisSessionStoreTest extends SessionStoreContract {
         assertThat(redis.command("EXISTS", KEYS.session(S1))).isEqualTo(":1");
 
         // EXISTS does not refresh the TTL (find() would), so the key is left to expire on its own.
-        Await.until("the idle session key to expire", () -> {
-            try {
-                return redis.command("EXISTS", KEYS.session(S1)).equals(":0");
-            } catch (IOException e) {
-                return false;
-            }
-        });
+        Await.untilChecked("the idle session key to expire", Patience.of(Duration.ofMillis(300)),
+                () -> redis.command("EXISTS", KEYS.session(S1)).equals(":0"));
         assertThat(find(S1)).isEmpty();
     }
 

@@ -12,6 +12,7 @@ import io.grpc.stub.StreamObserver;
 import io.scrouter.extproc.envoy.RouteHeaders;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -26,9 +27,20 @@ import java.util.concurrent.TimeUnit;
 public final class ExtProcClient {
 
     private final ExternalProcessorGrpc.ExternalProcessorStub stub;
+    private final Duration answerWithin;
 
+    /**
+     * For the load tools, which record a late answer rather than fail it: waits up to 10 s for each answer.
+     * Tests use {@link #ExtProcClient(Channel, Duration)} with a bound from the router's configuration.
+     */
     public ExtProcClient(Channel channel) {
+        this(channel, Duration.ofSeconds(10));
+    }
+
+    /** @param answerWithin how long to wait for the router's answers, e.g. {@link Patience#decision} */
+    public ExtProcClient(Channel channel, Duration answerWithin) {
         this.stub = ExternalProcessorGrpc.newStub(channel);
+        this.answerWithin = answerWithin;
     }
 
     /** Headers of a Spark Connect call for {@code method} with the session header set. */
@@ -61,6 +73,28 @@ public final class ExtProcClient {
     public ProcessingResponse send(List<String[]> headers) throws Exception {
         return exchange(List.of(headersRequest(headers))).get(0);
     }
+
+    /**
+     * Sends one request's headers as Spark's client sends a call: a {@code UNAVAILABLE} answer (the router's
+     * "retry", for a store blip) is retried until {@code within} has passed; any other answer is returned.
+     */
+    public ProcessingResponse sendRetryingUnavailable(List<String[]> headers, Duration within) throws Exception {
+        long deadline = System.nanoTime() + within.toNanos();
+        while (true) {
+            ProcessingResponse r = send(headers);
+            if (rejectionCode(r) != io.grpc.Status.Code.UNAVAILABLE.value() || System.nanoTime() - deadline > 0) {
+                return r;
+            }
+            Thread.sleep(RETRY_PAUSE_MILLIS);
+        }
+    }
+
+    /**
+     * Spark's JVM client waits 50 ms before its first retry of an UNAVAILABLE call ({@code RetryPolicy.defaultPolicy}
+     * in Spark Connect's {@code RetryPolicy.scala}: {@code initialBackoff = 50 ms}, growing 4 times per retry; kept
+     * flat here, as the retries only span a store blip).
+     */
+    private static final long RETRY_PAUSE_MILLIS = 50;
 
     /** Sends headers that end the request (no body follows, as for a bodiless call) and returns the answer. */
     public ProcessingResponse sendEndOfStream(List<String[]> headers) throws Exception {
@@ -96,7 +130,7 @@ public final class ExtProcClient {
             out.onNext(r);
         }
         try {
-            return done.get(10, TimeUnit.SECONDS);
+            return done.get(answerWithin.toMillis(), TimeUnit.MILLISECONDS);
         } finally {
             out.onCompleted();
         }

@@ -47,6 +47,9 @@ public final class LocalCluster implements AutoCloseable {
         return t;
     });
     private final Duration replicaTtl;
+    private final Duration renewEvery;
+    /** Taken before each renewal is sent, so an entry renewed then expires no earlier than this plus the TTL. */
+    private volatile long lastRenewalNanos;
     private final String routerYaml;
 
     /**
@@ -63,6 +66,7 @@ public final class LocalCluster implements AutoCloseable {
         this.instances = new RedisInstanceStore(admin, new RedisKeys(PREFIX));
         this.replicaTtl = replicaTtl;
         this.routerYaml = routerYaml;
+        this.lastRenewalNanos = System.nanoTime();
         for (int i = 0; i < replicaCount; i++) {
             SparkRestStandIn s = new SparkRestStandIn().load(0, 0, 2);
             rest.add(s);
@@ -72,11 +76,13 @@ public final class LocalCluster implements AutoCloseable {
             states.put(r.id(), ReplicaState.READY);
             instances.publish(r, replicaTtl).get();
         }
-        long every = Math.max(50, replicaTtl.toMillis() / 4);
-        renewer.scheduleWithFixedDelay(this::renew, every, every, TimeUnit.MILLISECONDS);
+        this.renewEvery = Duration.ofMillis(Math.max(50, replicaTtl.toMillis() / 4));
+        renewer.scheduleWithFixedDelay(this::renew, renewEvery.toMillis(), renewEvery.toMillis(),
+                TimeUnit.MILLISECONDS);
     }
 
     private void renew() {
+        lastRenewalNanos = System.nanoTime();
         for (Replica r : replicas) {
             if (renewed.contains(r.id())) {
                 instances.publish(new Replica(r.id(), r.grpcAddress(), r.metricsUrl(), states.get(r.id())), replicaTtl);
@@ -84,12 +90,18 @@ public final class LocalCluster implements AutoCloseable {
         }
     }
 
-    /** Starts one more router instance sharing the cluster's Redis. */
+    /**
+     * Starts one more router instance sharing the cluster's Redis. Its Redis and decision deadlines are
+     * production's with room ({@link Patience#REDIS_TIMEOUT}): these tests are about replicas, routers and
+     * Redis faults they cause on purpose, not about a loaded machine missing a 50 ms deadline, which would open
+     * the breaker on a healthy Redis and let rendezvous place a session some router did not hold in memory.
+     */
     public RouterServer startRouter() throws Exception {
         String yaml = """
-                server: {bindAddress: 127.0.0.1, port: 0, decisionDeadline: 150ms}
-                redis: {address: "%s", timeout: 50ms, keyPrefix: %s}
-                """.formatted(redis.address(), PREFIX) + routerYaml;
+                server: {bindAddress: 127.0.0.1, port: 0, decisionDeadline: %dms}
+                redis: {address: "%s", timeout: %dms, keyPrefix: %s}
+                """.formatted(Patience.DECISION_DEADLINE.toMillis(), redis.address(),
+                Patience.REDIS_TIMEOUT.toMillis(), PREFIX) + routerYaml;
         RouterServer rs = RouterServer.start(ConfigLoader.parse(yaml, Map.of()));
         routers.add(rs);
         return rs;
@@ -98,7 +110,7 @@ public final class LocalCluster implements AutoCloseable {
     public ExtProcClient envoyFor(RouterServer rs) {
         ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", rs.port()).usePlaintext().build();
         channels.add(ch);
-        return new ExtProcClient(ch);
+        return new ExtProcClient(ch, Patience.decision(rs.config()));
     }
 
     public List<Replica> replicas() {
@@ -125,6 +137,19 @@ public final class LocalCluster implements AutoCloseable {
         Replica r = replicas.get(i);
         states.put(r.id(), state);
         instances.publish(new Replica(r.id(), r.grpcAddress(), r.metricsUrl(), state), replicaTtl).get();
+    }
+
+    /** The instance-store lifetime of each replica's entry. */
+    public Duration replicaTtl() {
+        return replicaTtl;
+    }
+
+    /**
+     * When the last renewal pass started ({@link System#nanoTime()}): an entry it renewed expires no earlier
+     * than this plus {@link #replicaTtl()}.
+     */
+    public long lastRenewalNanos() {
+        return lastRenewalNanos;
     }
 
     public RedisProcess redis() {

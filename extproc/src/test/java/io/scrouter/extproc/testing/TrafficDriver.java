@@ -2,6 +2,7 @@ package io.scrouter.extproc.testing;
 
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -37,33 +38,31 @@ public final class TrafficDriver implements AutoCloseable {
     private final AtomicBoolean stop = new AtomicBoolean();
     private final long maxRequests;
     private final long deadlineNanos;
+    private final Duration requestBound;
 
     /**
-     * @param routers         Envoy stand-ins, one per router instance
-     * @param longLived       sessions that keep sending requests
-     * @param threads         concurrent request loops
-     * @param newSessionEvery one request in this many opens a new session (0: none)
-     * @param maxSeconds      hard bound on how long the driver runs
-     * @param maxRequests     hard bound on the number of requests
-     */
-    public TrafficDriver(List<ExtProcClient> routers, int longLived, int threads, int newSessionEvery,
-                         int maxSeconds, long maxRequests) {
-        this(routers, longLived, threads, newSessionEvery, maxSeconds, maxRequests, false);
-    }
-
-    /**
+     * @param routers          Envoy stand-ins, one per router instance
+     * @param longLived        sessions that keep sending requests
+     * @param threads          concurrent request loops
+     * @param newSessionEvery  one request in this many opens a new session (0: none)
+     * @param maxDuration      hard bound on how long the driver runs
+     * @param maxRequests      hard bound on the number of requests
      * @param reuseNewSessions new sessions join the set that later requests pick from, so they are seen again,
      *                         possibly by another router
+     * @param requestBound     the longest one request may take before its client gives up (the clients' answer
+     *                         deadline, e.g. {@link Patience#decision}): a driver that completes nothing for this
+     *                         long has stalled
      */
     public TrafficDriver(List<ExtProcClient> routers, int longLived, int threads, int newSessionEvery,
-                         int maxSeconds, long maxRequests, boolean reuseNewSessions) {
+                         Duration maxDuration, long maxRequests, boolean reuseNewSessions, Duration requestBound) {
         this.routers = routers;
         this.reuseNewSessions = reuseNewSessions;
+        this.requestBound = requestBound;
         for (int i = 0; i < longLived; i++) {
             sessions.add(UUID.randomUUID().toString());
         }
         this.maxRequests = maxRequests;
-        this.deadlineNanos = System.nanoTime() + TimeUnit.SECONDS.toNanos(maxSeconds);
+        this.deadlineNanos = System.nanoTime() + maxDuration.toNanos();
         this.workers = Executors.newFixedThreadPool(threads, r -> {
             Thread t = new Thread(r, "traffic");
             t.setDaemon(true);
@@ -117,6 +116,33 @@ public final class TrafficDriver implements AutoCloseable {
         return count.get();
     }
 
+    /**
+     * Returns once {@code target} requests have completed. Fails if the driver's own bounds end first, or if no
+     * request completes for two request bounds (every request ends within one: answered, or given up by its
+     * client), which means the traffic has stalled; so no fixed total wait is needed, however slow the machine.
+     */
+    public void awaitCompleted(String what, long target) throws InterruptedException {
+        long stallNanos = requestBound.multipliedBy(2).toNanos();
+        long last = count.get();
+        long lastProgress = System.nanoTime();
+        while (count.get() < target) {
+            long now = System.nanoTime();
+            long c = count.get();
+            if (c != last) {
+                last = c;
+                lastProgress = now;
+            } else if (now - lastProgress > stallNanos) {
+                throw new AssertionError("traffic stalled at " + c + " requests waiting for " + what + " (" + target
+                        + "): none completed in " + stallNanos / 1_000_000 + " ms");
+            }
+            if (now - deadlineNanos > 0 || c >= maxRequests) {
+                throw new AssertionError("traffic reached its bound at " + c + " requests before " + what + " ("
+                        + target + ")");
+            }
+            Thread.sleep(10);
+        }
+    }
+
     /** Results so far, in completion order. */
     public List<Result> results() {
         return new ArrayList<>(results);
@@ -141,7 +167,11 @@ public final class TrafficDriver implements AutoCloseable {
     public void close() throws InterruptedException {
         stop.set(true);
         workers.shutdown();
-        workers.awaitTermination(20, TimeUnit.SECONDS);
+        // Each loop ends after the request it is in, which its client bounds; then a 1 ms pause.
+        if (!workers.awaitTermination(requestBound.multipliedBy(2).toMillis(), TimeUnit.MILLISECONDS)) {
+            throw new AssertionError("traffic loops still running " + requestBound.multipliedBy(2).toMillis()
+                    + " ms after stop");
+        }
     }
 
     /** Sessions that were routed to more than one replica over the run (by any router): moved sessions. */

@@ -69,6 +69,21 @@ public final class RedisProcess implements AutoCloseable {
         }
     }
 
+    /**
+     * Starts a server on a given loopback port: for a test whose subject was configured with that address before
+     * Redis existed (a router started while its Redis is down).
+     */
+    public static RedisProcess startOn(int port, String... extraArgs) throws IOException {
+        RedisProcess r = new RedisProcess(port, Files.createTempDirectory("redis-test"), List.of(extraArgs), null);
+        try {
+            r.launch();
+        } catch (IOException | RuntimeException e) {
+            r.stopQuietly();
+            throw e;
+        }
+        return r;
+    }
+
     /** Starts the server again on the same port (after {@link #kill()}). */
     public void restart() throws IOException {
         launch();
