@@ -23,6 +23,9 @@ public final class Args {
                 value = a.substring(eq + 1);
             } else {
                 key = a.substring(2);
+                if (!known.contains(key)) {
+                    throw new IllegalArgumentException("unknown option --" + key + "; usage: " + usage);
+                }
                 if (i + 1 >= args.length) {
                     throw new IllegalArgumentException("--" + key + " needs a value; usage: " + usage);
                 }
