@@ -16,7 +16,7 @@ import java.util.function.Function;
  */
 final class BenchCommandLine {
 
-    static final String BENCH_USAGE = "loadtest/bin/loadtest bench [--seconds 5] [--rounds 3] [--known 2000] "
+    static final String BENCH_USAGE = "loadtest/bin/loadtest bench [--seconds 5] [--warmup-seconds 5] [--rounds 3] [--known 2000] "
             + "[--in-flight 32] [--new-in-flight 4] [--loads known,mix,new] [--routers 1,2] "
             + "[--out loadtest/results/bench.md] [--note TEXT]";
     static final String PROFILE_USAGE = "loadtest/bin/loadtest bench-profile [--seconds 30] [--known 2000] "
@@ -24,11 +24,14 @@ final class BenchCommandLine {
     static final String HEAP_USAGE = "loadtest/bin/loadtest bench-heap-redis [--sessions 1000000] [--in-flight 64] "
             + "[--max-seconds 900] [--out loadtest/results/heap-redis.md]";
 
+    static final String FLAME_GRAPH_USAGE = "loadtest/bin/loadtest flame-graph --jfr FILE.jfr --out FILE.svg "
+            + "[--title TEXT]";
+
     private BenchCommandLine() {
     }
 
     /** Options of {@code bench}. {@code newInFlight} is the new-session latency load; new sessions also run at {@code inFlight}. */
-    record Bench(int seconds, int rounds, int known, int inFlight, int newInFlight, List<SessionMix> loads,
+    record Bench(int seconds, int warmupSeconds, int rounds, int known, int inFlight, int newInFlight, List<SessionMix> loads,
                  List<Integer> routers, Path out, String note) {
     }
 
@@ -38,8 +41,24 @@ final class BenchCommandLine {
     record Heap(int sessions, int inFlight, int maxSeconds, Path out) {
     }
 
+    record FlameGraphOptions(Path jfr, Path out, String title) {
+    }
+
+    static FlameGraphOptions flameGraph(String[] argv) {
+        Args a = new Args(argv, Set.of("jfr", "out", "title"), FLAME_GRAPH_USAGE);
+        String jfr = a.get("jfr", "");
+        String out = a.get("out", "");
+        if (jfr.isEmpty() || out.isEmpty()) {
+            throw new IllegalArgumentException("--jfr and --out are both needed");
+        }
+        if (!java.nio.file.Files.isRegularFile(Path.of(jfr))) {
+            throw new IllegalArgumentException("--jfr " + jfr + ": no such file");
+        }
+        return new FlameGraphOptions(Path.of(jfr), Path.of(out), a.get("title", "CPU samples of " + jfr));
+    }
+
     static Bench bench(String[] argv) {
-        Args a = new Args(argv, Set.of("seconds", "rounds", "known", "in-flight", "new-in-flight", "loads", "routers",
+        Args a = new Args(argv, Set.of("seconds", "warmup-seconds", "rounds", "known", "in-flight", "new-in-flight", "loads", "routers",
                 "out", "note"), BENCH_USAGE);
         List<SessionMix> loads = new ArrayList<>();
         for (String name : a.get("loads", "known,mix,new").split(",")) {
@@ -66,7 +85,8 @@ final class BenchCommandLine {
                 routers.add(r);
             }
         }
-        return new Bench(bounded(a, "seconds", 5, 1, 600), bounded(a, "rounds", 3, 1, 20),
+        int seconds = bounded(a, "seconds", 5, 1, 600);
+        return new Bench(seconds, bounded(a, "warmup-seconds", seconds, 1, 600), bounded(a, "rounds", 3, 1, 20),
                 bounded(a, "known", 2000, 1, 1_000_000), bounded(a, "in-flight", 32, 1, 4096),
                 bounded(a, "new-in-flight", 4, 1, 4096), List.copyOf(loads), List.copyOf(routers),
                 Path.of(a.get("out", "loadtest/results/bench.md")), a.get("note", ""));

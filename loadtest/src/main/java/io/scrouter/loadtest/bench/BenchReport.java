@@ -15,7 +15,8 @@ final class BenchReport {
 
     /** Everything the report states besides the rounds. */
     record Context(String command, String startedUtc, String machine, String pinning, String jvm, String loadAverage,
-                   List<String> othersBefore, List<String> othersAfter, String note, int seconds, int rounds,
+                   List<String> othersBefore, List<String> othersAfter, String note, int seconds, int warmupSeconds,
+                   int rounds,
                    int known, double idleRedisCommandsPerSecond, String idleRedisCommands, List<String> gcPauses) {
     }
 
@@ -38,12 +39,12 @@ final class BenchReport {
         if (!c.note().isBlank()) {
             md.append("Note: ").append(c.note()).append("  \n");
         }
-        md.append(String.format(Locale.ROOT, "%nEach block: one warm-up round per target (discarded), then %d rounds of "
+        md.append(String.format(Locale.ROOT, "%nEach block: one warm-up round of %d s per target (discarded), then %d rounds of "
                 + "%d s per target, interleaved (the order rotates every round). Known sessions: %,d bound on every "
                 + "router before the first block. One `Process` stream per request; streams spread over the routers "
                 + "as Envoy's least-request (two random choices) spreads them. Latency: headers sent to answer "
                 + "received, HdrHistogram. Ratios pair each router round with the no-op round of the same index; "
-                + "figures are `median [min–max]` over rounds.%n", c.rounds(), c.seconds(), c.known()));
+                + "figures are `median [min–max]` over rounds.%n", c.warmupSeconds(), c.rounds(), c.seconds(), c.known()));
         md.append(String.format(Locale.ROOT, "%nRedis background while idle (4 router processes' polls, probes, "
                 + "counts, pings): %.0f commands/s (%s).%n", c.idleRedisCommandsPerSecond(), c.idleRedisCommands()));
         for (Block b : blocks) {

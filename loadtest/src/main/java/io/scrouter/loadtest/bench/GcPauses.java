@@ -37,6 +37,24 @@ final class GcPauses {
         return out;
     }
 
+    /**
+     * The collector the JVM chose ({@code Using G1}, {@code Using Serial}, ...): a JVM that sees one CPU, as a
+     * process pinned to one core does, picks Serial, not G1.
+     */
+    static String collector(Path file) {
+        try {
+            for (String line : Files.readAllLines(file)) {
+                int at = line.indexOf("Using ");
+                if (at >= 0) {
+                    return line.substring(at + "Using ".length()).trim();
+                }
+            }
+        } catch (IOException e) {
+            return "unknown";
+        }
+        return "unknown";
+    }
+
     static List<Double> read(Path file) {
         try {
             return millis(Files.readString(file));

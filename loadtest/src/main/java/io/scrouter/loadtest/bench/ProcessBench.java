@@ -18,7 +18,7 @@ import java.util.function.Supplier;
  * targets' rounds interleave. Writes a Markdown table of medians and ranges, with the command and the machine's
  * load, to {@code --out}; progress goes to stderr.
  *
- * <pre>loadtest/bin/loadtest bench [--seconds 5] [--rounds 3] [--in-flight 32] [--new-in-flight 4] ...</pre>
+ * <pre>loadtest/bin/loadtest bench [--seconds 5] [--warmup-seconds 5] [--rounds 3] [--in-flight 32] [--new-in-flight 4] ...</pre>
  */
 public final class ProcessBench {
 
@@ -83,9 +83,12 @@ public final class ProcessBench {
                 gc.add(t.title() + ": " + GcPauses.summary(pauses));
             }
             BenchReport.Context c = new BenchReport.Context(command, started, machineLine(), cores.describe(),
-                    String.join(" ", SERVER_JVM) + ", G1 (the default here), Java " + System.getProperty("java.version")
+                    String.join(" ", SERVER_JVM) + "; collector chosen by the JVM: "
+                            + GcPauses.collector(servers.gcLog(servers.of(Target.ROUTER_REDIS, 1).get(0).name()))
+                            + " (a JVM started on one core sees one CPU); Java " + System.getProperty("java.version")
                             + "; routers with their defaults plus the store settings",
-                    machine.summary(), othersBefore, othersAfter, o.note(), o.seconds(), o.rounds(), o.known(),
+                    machine.summary(), othersBefore, othersAfter, o.note(), o.seconds(), o.warmupSeconds(), o.rounds(),
+                    o.known(),
                     idlePerSecond, idle.calls().toString(), gc);
             String md = BenchReport.render(c, blocks);
             Files.createDirectories(o.out().toAbsolutePath().getParent());
@@ -99,9 +102,9 @@ public final class ProcessBench {
                                  Progress progress, MachineLoad machine) throws Exception {
         Target[] targets = Target.values();
         long millis = o.seconds() * 1000L;
-        progress.say("%s: warm-up round per target (discarded)", b.title());
+        progress.say("%s: warm-up round per target, %d s each (discarded)", b.title(), o.warmupSeconds());
         for (Target t : targets) {
-            new InFlightLoad(servers.calls(t, b.routers())).run(sessions, b.inFlight(), millis);
+            new InFlightLoad(servers.calls(t, b.routers())).run(sessions, b.inFlight(), o.warmupSeconds() * 1000L);
             Thread.sleep(PAUSE_BETWEEN_ROUNDS_MILLIS);
         }
         for (int round = 0; round < o.rounds(); round++) {

@@ -23,8 +23,8 @@ import java.util.concurrent.TimeUnit;
  * core, the client on the other, as in {@code bench}. After a 10 s warm-up of each, each load (known sessions, new sessions at
  * two levels of requests in flight) runs once under a JFR recording started with {@code jcmd} (the router itself
  * is started as users start it), with the router's per-thread CPU and context switches and Redis's command counts
- * read before and after. Writes, into {@code --out}: {@code profile.md} (the figures), one flame graph per load
- * ({@code <load>.svg}) and its folded stacks ({@code <load>.folded.txt}).
+ * read before and after. Writes, into {@code --out}: {@code profile.md} (the figures) and one flame graph per load
+ * ({@code <load>.svg}); the recordings and their folded stacks stay in a temporary folder it names.
  *
  * <pre>loadtest/bin/loadtest bench-profile [--seconds 30] [--known 2000] [--in-flight 32] [--new-in-flight 4]</pre>
  */
@@ -98,6 +98,8 @@ public final class ProfileBench {
                     .append(", JFR (the JDK's `profile` settings with Java stacks sampled every ")
                     .append(SAMPLE_PERIOD).append(") started and stopped with `jcmd` around each load, after a 10 s "
                             + "warm-up of each load  \n");
+            md.append("Collector chosen by the router's JVM: ").append(GcPauses.collector(servers.gcLog(router.name())))
+                    .append(" (a JVM started on one core sees one CPU)  \n");
             md.append("Load average: ").append("%LOAD%").append("\n\n");
             md.append(String.format(Locale.ROOT, "## Idle (10 s, no requests)%n%nRedis: %.1f commands/s %s.%n%n",
                     idleRedis.totalCalls() / 10.0, idleRedis.calls()));
@@ -118,10 +120,9 @@ public final class ProfileBench {
                 Map<String, ThreadTimes.Group> threads = ThreadTimes.read(router.pid()).since(before);
                 RedisCommandStats redis = RedisCommandStats.read(redisPort).since(redisBefore);
                 jcmd(router.pid(), "JFR.stop", "name=" + p.key());
-                JfrDigest digest = JfrDigest.read(jfr, MARKERS);
-                Files.writeString(o.out().resolve(p.key() + ".svg"), FlameGraph.svg("Router CPU samples: " + p.title()
-                        + " (JFR, Redis store)", digest.folded(), digest::libraryOf));
-                writeFolded(o.out().resolve(p.key() + ".folded.txt"), digest.folded());
+                JfrDigest digest = render(jfr, o.out().resolve(p.key() + ".svg"),
+                        "Router CPU samples: " + p.title() + " (JFR, Redis store)");
+                progress.say("recording and folded stacks in %s", dir);
                 md.append(section(p, f, threads, redis, digest, loadAverage));
                 progress.say("%s: %.0f req/s, p50 %.3f ms, p99 %.3f ms, %d samples", p.title(), f.perSecond(),
                         f.p50Millis(), f.p99Millis(), digest.samples());
@@ -211,6 +212,32 @@ public final class ProfileBench {
     static double ms(List<Duration> sorted, double q) {
         int rank = (int) Math.ceil(q * sorted.size());
         return sorted.get(Math.max(0, Math.min(sorted.size() - 1, rank - 1))).toNanos() / 1e6;
+    }
+
+    /**
+     * Digests a JFR recording, writes its flame graph to {@code svg} and its folded stacks next to the recording
+     * ({@code <recording>.folded.txt}).
+     */
+    static JfrDigest render(Path jfr, Path svg, String title) throws IOException {
+        JfrDigest digest = JfrDigest.read(jfr, MARKERS);
+        Files.writeString(svg, FlameGraph.svg(title, digest.folded(), digest::libraryOf));
+        writeFolded(jfr.resolveSibling(jfr.getFileName() + ".folded.txt"), digest.folded());
+        return digest;
+    }
+
+    /** {@code loadtest/bin/loadtest flame-graph --jfr FILE --out FILE.svg [--title TEXT]}: any recording of the router. */
+    public static final class Render {
+
+        private Render() {
+        }
+
+        public static void main(String[] argv) throws IOException {
+            BenchCommandLine.FlameGraphOptions o = BenchCommandLine.parseOrExit(argv, BenchCommandLine::flameGraph,
+                    BenchCommandLine.FLAME_GRAPH_USAGE);
+            JfrDigest d = render(o.jfr(), o.out(), o.title());
+            System.err.printf(Locale.ROOT, "%,d samples; flame graph in %s, folded stacks in %s.folded.txt%n",
+                    d.samples(), o.out(), o.jfr());
+        }
     }
 
     private static void writeFolded(Path file, Map<String, Long> folded) throws IOException {

@@ -93,7 +93,7 @@ public final class RedisHeapBench {
         md.append("Started: ").append(started).append("  \n");
         md.append("Machine: ").append(ProcessBench.machineLine()).append("  \n");
         md.append("Cores: ").append(cores.describe()).append("  \n");
-        md.append("Router: the jar, Redis store, ").append(String.join(" ", JVM)).append(", G1; `sessions.nearCacheMaxSize` ")
+        md.append("Router: the jar, Redis store, ").append(String.join(" ", JVM)).append("; `sessions.nearCacheMaxSize` ")
                 .append("raised above the sessions placed so that none is evicted  \n");
         md.append(String.format(Locale.ROOT, "%nSessions placed through the request path (new session on every request, "
                 + "%d in flight): %,d, errors %d. Near-cache: %,d before, %,d after (+%,d). Live heap (`jmap -histo:live`, "

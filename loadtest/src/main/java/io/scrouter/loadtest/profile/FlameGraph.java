@@ -18,7 +18,8 @@ public final class FlameGraph {
     private static final int FRAME_HEIGHT = 16;
     private static final int MARGIN = 10;
     private static final double CHAR_WIDTH = 6.6;
-    private static final double MIN_WIDTH = 0.3;
+    /** Frames narrower than this are left out (with their children): they cannot be read, and they make the file large. */
+    private static final double MIN_WIDTH = 1.0;
 
     /** One frame of the merged tree. */
     private static final class Node {

@@ -161,13 +161,18 @@ public final class JfrDigest {
     }
 
     static String simple(String className) {
-        String s = className.substring(className.lastIndexOf('.') + 1);
-        int lambda = s.indexOf("$$Lambda");
+        String c = className;
+        // A lambda's hidden class is named like Owner$$Lambda$679+0x00007fd8f94c5630.2028427430 (JDK 17) or
+        // Owner$$Lambda$679/0x0000000800d3c000: keep Owner$$Lambda, whose dots belong to the owner's package.
+        int lambda = c.indexOf("$$Lambda");
         if (lambda >= 0) {
-            s = s.substring(0, lambda) + "$$Lambda";
+            c = c.substring(0, lambda) + "$$Lambda";
         }
-        int hidden = s.indexOf("/0x");
-        return hidden >= 0 ? s.substring(0, hidden) : s;
+        int hidden = c.indexOf("/0x");
+        if (hidden >= 0) {
+            c = c.substring(0, hidden);
+        }
+        return c.substring(c.lastIndexOf('.') + 1);
     }
 
     /** The library of a frame name as written in {@link #folded()}. */

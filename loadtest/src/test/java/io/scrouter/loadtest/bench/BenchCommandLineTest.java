@@ -16,6 +16,7 @@ class BenchCommandLineTest {
         assertThat(b.inFlight()).isEqualTo(32);
         assertThat(b.newInFlight()).isEqualTo(4);
         assertThat(b.rounds()).isEqualTo(3);
+        assertThat(b.warmupSeconds()).isEqualTo(b.seconds());
         assertThat(b.known()).isEqualTo(2000);
         assertThat(b.loads()).containsExactly(SessionMix.KNOWN, SessionMix.MIX, SessionMix.NEW);
         assertThat(b.routers()).containsExactly(1, 2);

@@ -113,6 +113,7 @@ class BenchFiguresTest {
                 [9.700s][info][gc] GC(2) Pause Remark 20M->20M(1024M) 1.500ms
                 """);
         assertThat(pauses).containsExactly(4.321, 12.0, 1.5);
+        assertThat(GcPauses.millis("[0.007s][info][gc] Using Serial")).isEmpty();
         assertThat(GcPauses.summary(pauses)).isEqualTo("3 pauses, p50 4.32 ms, p99 12.00 ms, max 12.00 ms");
     }
 }

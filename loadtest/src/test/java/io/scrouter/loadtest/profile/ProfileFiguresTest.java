@@ -28,6 +28,8 @@ class ProfileFiguresTest {
         assertThat(JfrDigest.library("org.example.Thing")).isEqualTo("other");
         assertThat(JfrDigest.simple("io.scrouter.extproc.envoy.ProcessStream$$Lambda$412/0x0000000800d3c000"))
                 .isEqualTo("ProcessStream$$Lambda");
+        assertThat(JfrDigest.simple("io.scrouter.extproc.envoy.ProcessStream$$Lambda$679+0x00007fd8f94c5630.2028427430"))
+                .isEqualTo("ProcessStream$$Lambda");
     }
 
     @Test
