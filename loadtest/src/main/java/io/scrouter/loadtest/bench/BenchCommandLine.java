@@ -122,6 +122,15 @@ final class BenchCommandLine {
         }
     }
 
+    /** The command as typed, for the report: arguments with spaces or quotes are quoted as a shell would need them. */
+    static String commandLine(String command, String[] argv) {
+        StringBuilder sb = new StringBuilder(command);
+        for (String a : argv) {
+            sb.append(' ').append(a.matches("[A-Za-z0-9_./=,:@%+-]+") ? a : "'" + a.replace("'", "'\\''") + "'");
+        }
+        return sb.toString();
+    }
+
     private static int bounded(Args a, String key, long fallback, long min, long max) {
         long v = a.getLong(key, fallback);
         if (v < min || v > max) {

@@ -31,7 +31,7 @@ public final class ProcessBench {
     public static void main(String[] argv) throws Exception {
         BenchCommandLine.Bench o = BenchCommandLine.parseOrExit(argv, BenchCommandLine::bench,
                 BenchCommandLine.BENCH_USAGE);
-        String command = "loadtest/bin/loadtest bench" + (argv.length == 0 ? "" : " " + String.join(" ", argv));
+        String command = BenchCommandLine.commandLine("loadtest/bin/loadtest bench", argv);
         String started = ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'"));
         Progress progress = new Progress();
         Cores cores = Cores.detect();

@@ -51,7 +51,7 @@ public final class ProfileBench {
     public static void main(String[] argv) throws Exception {
         BenchCommandLine.Profile o = BenchCommandLine.parseOrExit(argv, BenchCommandLine::profile,
                 BenchCommandLine.PROFILE_USAGE);
-        String command = "loadtest/bin/loadtest bench-profile" + (argv.length == 0 ? "" : " " + String.join(" ", argv));
+        String command = BenchCommandLine.commandLine("loadtest/bin/loadtest bench-profile", argv);
         String started = ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'"));
         Progress progress = new Progress();
         Cores cores = Cores.detect();

@@ -41,7 +41,7 @@ public final class RedisHeapBench {
     public static void main(String[] argv) throws Exception {
         BenchCommandLine.Heap o = BenchCommandLine.parseOrExit(argv, BenchCommandLine::heap,
                 BenchCommandLine.HEAP_USAGE);
-        String command = "loadtest/bin/loadtest bench-heap-redis" + (argv.length == 0 ? "" : " " + String.join(" ", argv));
+        String command = BenchCommandLine.commandLine("loadtest/bin/loadtest bench-heap-redis", argv);
         String started = ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'"));
         Progress progress = new Progress();
         Cores cores = Cores.detect();

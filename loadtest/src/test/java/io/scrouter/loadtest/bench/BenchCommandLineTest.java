@@ -51,4 +51,11 @@ class BenchCommandLineTest {
         assertThatThrownBy(() -> BenchCommandLine.heap(new String[] {"--sessions"}))
                 .hasMessageContaining("--sessions needs a value");
     }
+
+    @Test
+    void theReportedCommandCanBePastedIntoAShell() {
+        assertThat(BenchCommandLine.commandLine("loadtest/bin/loadtest bench",
+                new String[] {"--note", "other work's builds", "--seconds", "5"}))
+                .isEqualTo("loadtest/bin/loadtest bench --note 'other work'\\''s builds' --seconds 5");
+    }
 }
