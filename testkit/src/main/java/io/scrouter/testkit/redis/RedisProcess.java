@@ -128,6 +128,11 @@ public final class RedisProcess implements AutoCloseable {
         return port;
     }
 
+    /** The running server's process id (for pinning it to a core); -1 when it is not running. */
+    public long pid() {
+        return process != null && process.isAlive() ? process.pid() : -1;
+    }
+
     public String address() {
         return "redis://127.0.0.1:" + port;
     }

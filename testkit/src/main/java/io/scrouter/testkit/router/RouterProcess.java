@@ -112,6 +112,11 @@ public final class RouterProcess implements AutoCloseable {
         return process.isAlive();
     }
 
+    /** The operating system's process id (for pinning to a core, attaching a profiler, reading /proc). */
+    public long pid() {
+        return process.pid();
+    }
+
     /** SIGTERM, as Kubernetes sends at the end of a pod's preStop: the router drains, then exits. */
     public void terminate() {
         process.destroy();

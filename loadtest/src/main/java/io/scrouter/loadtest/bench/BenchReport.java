@@ -1,0 +1,197 @@
+package io.scrouter.loadtest.bench;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The benchmark's results as Markdown: per load and router count, each target's throughput and latency, the
+ * router's ratios to the no-op (median and range over rounds), Redis commands per request, and the issue's
+ * targets marked met or missed.
+ */
+final class BenchReport {
+
+    /** Everything the report states besides the rounds. */
+    record Context(String command, String startedUtc, String machine, String pinning, String jvm, String loadAverage,
+                   List<String> othersBefore, List<String> othersAfter, String note, int seconds, int warmupSeconds,
+                   int rounds,
+                   int known, double idleRedisCommandsPerSecond, String idleRedisCommands, List<String> gcPauses) {
+    }
+
+    private BenchReport() {
+    }
+
+    static String render(Context c, List<Block> blocks) {
+        StringBuilder md = new StringBuilder();
+        md.append("# Decision path: router processes against a no-op ext_proc process\n\n");
+        md.append("Command: `").append(c.command()).append("`  \n");
+        md.append("Started: ").append(c.startedUtc()).append("  \n");
+        md.append("Machine: ").append(c.machine()).append("  \n");
+        md.append("Cores: ").append(c.pinning()).append("  \n");
+        md.append("Server JVMs: ").append(c.jvm()).append("  \n");
+        md.append("Load average during the run: ").append(c.loadAverage()).append("  \n");
+        md.append("Other busy processes (CPU over 3 s, 100% = one core): before the run ")
+                .append(c.othersBefore().isEmpty() ? "none above 1%" : String.join(", ", c.othersBefore()))
+                .append("; after it ")
+                .append(c.othersAfter().isEmpty() ? "none above 1%" : String.join(", ", c.othersAfter())).append("  \n");
+        if (!c.note().isBlank()) {
+            md.append("Note: ").append(c.note()).append("  \n");
+        }
+        md.append(String.format(Locale.ROOT, "%nEach block: one warm-up round of %d s per target (discarded), then %d rounds of "
+                + "%d s per target, interleaved (the order rotates every round). Known sessions: %,d bound on every "
+                + "router before the first block. One `Process` stream per request; streams spread over the routers "
+                + "as Envoy's least-request (two random choices) spreads them. Latency: headers sent to answer "
+                + "received, HdrHistogram. Ratios pair each router round with the no-op round of the same index; "
+                + "figures are `median [min–max]` over rounds.%n", c.warmupSeconds(), c.rounds(), c.seconds(), c.known()));
+        md.append(String.format(Locale.ROOT, "%nRedis background while idle (4 router processes' polls, probes, "
+                + "counts, pings): %.0f commands/s (%s).%n", c.idleRedisCommandsPerSecond(), c.idleRedisCommands()));
+        for (Block b : blocks) {
+            md.append("\n## ").append(b.title()).append("\n\n");
+            md.append("| target | throughput (req/s) | p50 (ms) | p99 (ms) | throughput ÷ no-op | p99 ÷ no-op | errors |\n");
+            md.append("|---|---:|---:|---:|---:|---:|---:|\n");
+            for (Target t : Target.values()) {
+                if (b.of(t).isEmpty()) {
+                    continue;
+                }
+                boolean base = t == Target.NOOP;
+                md.append("| ").append(t.title()).append(" | ").append(b.perSecond(t).format("%.0f")).append(" | ")
+                        .append(b.p50(t).format("%.3f")).append(" | ").append(b.p99(t).format("%.3f")).append(" | ")
+                        .append(base ? "1" : b.throughputRatio(t).format("%.2f")).append(" | ")
+                        .append(base ? "1" : b.p99Ratio(t).format("%.2f")).append(" | ").append(b.errors(t))
+                        .append(" |\n");
+            }
+            md.append("\n").append(redisLine(b)).append("\n");
+            String reasons = errorReasons(b);
+            if (!reasons.isEmpty()) {
+                md.append(reasons).append("\n");
+            }
+            if (b.routers() > 1) {
+                md.append(spreadLine(b)).append("\n");
+            }
+        }
+        md.append("\nGC pauses over the whole run (all loads, warm-up included; `-Xlog:gc` of every server process): ")
+                .append(String.join("; ", c.gcPauses())).append(".\n");
+        md.append("\n## Against the targets of issue 13\n\n");
+        for (String line : verdicts(blocks)) {
+            md.append("- ").append(line).append("\n");
+        }
+        return md.toString();
+    }
+
+    /** Redis commands per request of the Redis-backed router, median over its rounds, and Redis CPU per request. */
+    static String redisLine(Block b) {
+        List<Round> rounds = b.of(Target.ROUTER_REDIS).stream().filter(r -> r.redis() != null && r.answered() > 0).toList();
+        if (rounds.isEmpty()) {
+            return "";
+        }
+        Map<String, List<Double>> per = new TreeMap<>();
+        List<Double> total = new ArrayList<>();
+        List<Double> sent = new ArrayList<>();
+        List<Double> cpu = new ArrayList<>();
+        for (Round r : rounds) {
+            r.redis().calls().forEach((cmd, n) -> per.computeIfAbsent(cmd, k -> new ArrayList<>())
+                    .add((double) n / r.answered()));
+            total.add((double) r.redis().totalCalls() / r.answered());
+            sent.add((double) r.redis().sentCalls() / r.answered());
+            cpu.add(r.redis().cpuSeconds() * 1e6 / r.answered());
+        }
+        StringBuilder s = new StringBuilder(String.format(Locale.ROOT,
+                "Redis during the Redis-backed router's rounds, per request: %.2f commands sent (", Spread.of(sent).median()));
+        List<String> parts = new ArrayList<>();
+        List<String> inScripts = new ArrayList<>();
+        per.forEach((cmd, v) -> {
+            // A command absent from some rounds counts 0 there.
+            while (v.size() < rounds.size()) {
+                v.add(0.0);
+            }
+            double m = Spread.of(v).median();
+            if (m >= 0.005) {
+                (RedisCommandStats.RUN_BY_SCRIPTS.contains(cmd) ? inScripts : parts)
+                        .add(String.format(Locale.ROOT, "%s %.2f", cmd, m));
+            }
+        });
+        s.append(String.join(", ", parts)).append(String.format(Locale.ROOT, "), plus %s run inside the scripts; "
+                + "Redis CPU %.1f µs per request.", inScripts.isEmpty() ? "nothing" : String.join(", ", inScripts),
+                Spread.of(cpu).median()));
+        return s.toString();
+    }
+
+    private static String errorReasons(Block b) {
+        List<String> parts = new ArrayList<>();
+        for (Target t : Target.values()) {
+            Map<String, Long> sum = new TreeMap<>();
+            b.of(t).forEach(r -> r.errorReasons().forEach((k, v) -> sum.merge(k, v, Long::sum)));
+            if (!sum.isEmpty()) {
+                parts.add(t.title() + ": " + sum);
+            }
+        }
+        return parts.isEmpty() ? "" : "Errors by answer: " + String.join("; ", parts) + ".";
+    }
+
+    private static String spreadLine(Block b) {
+        List<String> parts = new ArrayList<>();
+        for (Target t : Target.values()) {
+            List<Round> rounds = b.of(t);
+            if (rounds.isEmpty()) {
+                continue;
+            }
+            long[] sum = new long[rounds.get(0).perServer().length];
+            for (Round r : rounds) {
+                for (int i = 0; i < sum.length; i++) {
+                    sum[i] += r.perServer()[i];
+                }
+            }
+            long all = java.util.Arrays.stream(sum).sum();
+            StringBuilder share = new StringBuilder();
+            for (int i = 0; i < sum.length; i++) {
+                share.append(i == 0 ? "" : "/").append(String.format(Locale.ROOT, "%.0f%%", 100.0 * sum[i] / Math.max(1, all)));
+            }
+            parts.add(t.title() + " " + share);
+        }
+        return "Requests per server: " + String.join(", ", parts) + ".";
+    }
+
+    /** The issue's targets, each marked met or missed from the blocks that measure it. */
+    static List<String> verdicts(List<Block> blocks) {
+        List<String> out = new ArrayList<>();
+        for (Block b : blocks) {
+            if (b.load() == SessionMix.KNOWN && !b.of(Target.ROUTER_REDIS).isEmpty()) {
+                Spread tp = b.throughputRatio(Target.ROUTER_REDIS);
+                Spread p99 = b.p99Ratio(Target.ROUTER_REDIS);
+                out.add(String.format(Locale.ROOT, "Redis-backed known sessions, %d router(s): throughput %.2f× the "
+                        + "no-op's (target ≥ 0.85×: %s), p99 %.2f× (target ≤ 1.25×: %s); medians over %d rounds, ranges "
+                        + "in the table.", b.routers(), tp.median(), tp.median() >= 0.85 ? "met" : "missed", p99.median(),
+                        p99.median() <= 1.25 ? "met" : "missed", tp.n()));
+            }
+            if (b.load() == SessionMix.NEW && !b.of(Target.ROUTER_REDIS).isEmpty()) {
+                Spread p50 = b.p50(Target.ROUTER_REDIS);
+                Spread p99 = b.p99(Target.ROUTER_REDIS);
+                Spread rate = b.perSecond(Target.ROUTER_REDIS);
+                if (b.inFlight() <= 8) {
+                    out.add(String.format(Locale.ROOT, "New sessions, Redis on loopback, %d in flight, %d router(s): p50 "
+                            + "%.3f ms (target ≤ 0.5 ms: %s), p99 %.3f ms (target ≤ 2 ms: %s); the no-op's p99 in the "
+                            + "same rounds: %.3f ms.", b.inFlight(), b.routers(), p50.median(),
+                            p50.median() <= 0.5 ? "met" : "missed", p99.median(), p99.median() <= 2 ? "met" : "missed",
+                            b.p99(Target.NOOP).median()));
+                } else {
+                    double perRouter = rate.median() / b.routers();
+                    out.add(String.format(Locale.ROOT, "New sessions per second per router, %d in flight, %d router(s): "
+                            + "%.0f (target ≥ 5,000: %s; the no-op answers %.0f per server).", b.inFlight(), b.routers(),
+                            perRouter, perRouter >= 5000 ? "met" : "missed",
+                            b.perSecond(Target.NOOP).median() / b.routers()));
+                }
+                double commands = Spread.of(b.of(Target.ROUTER_REDIS).stream()
+                        .filter(r -> r.redis() != null && r.answered() > 0)
+                        .map(r -> (double) r.redis().sentCalls() / r.answered()).toList()).median();
+                out.add(String.format(Locale.ROOT, "Redis round trips of a new session (%d in flight, %d router(s)): "
+                        + "%.2f commands sent to Redis per request, background included. The decision waits for one, "
+                        + "the find-or-bind script (`RedisSessionStore.findOrBind`, EVALSHA); the replica index's ZADD "
+                        + "and the binding feed's PUBLISH and XADD follow it unawaited. Awaited: 1 (target ≤ 1: met); "
+                        + "sent: about 4 (each a write Redis must execute).", b.inFlight(), b.routers(), commands));
+            }
+        }
+        return out;
+    }
+}

@@ -1,0 +1,66 @@
+package io.scrouter.loadtest.bench;
+
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One load at one number of routers: the measured rounds of every target, interleaved in time. Ratios pair the
+ * router's round {@code i} with the no-op's round {@code i}, which ran next to it.
+ */
+record Block(SessionMix load, int inFlight, int routers, Map<Target, List<Round>> rounds) {
+
+    Block(SessionMix load, int inFlight, int routers) {
+        this(load, inFlight, routers, new EnumMap<>(Target.class));
+    }
+
+    void add(Round r) {
+        rounds.computeIfAbsent(r.target(), t -> new ArrayList<>()).add(r);
+    }
+
+    List<Round> of(Target t) {
+        return rounds.getOrDefault(t, List.of());
+    }
+
+    Spread perSecond(Target t) {
+        return Spread.of(of(t).stream().map(Round::perSecond).toList());
+    }
+
+    Spread p50(Target t) {
+        return Spread.of(of(t).stream().map(Round::p50Millis).toList());
+    }
+
+    Spread p99(Target t) {
+        return Spread.of(of(t).stream().map(Round::p99Millis).toList());
+    }
+
+    /** Throughput of {@code t} over the no-op's, round by round. */
+    Spread throughputRatio(Target t) {
+        return ratio(t, true);
+    }
+
+    /** p99 of {@code t} over the no-op's, round by round. */
+    Spread p99Ratio(Target t) {
+        return ratio(t, false);
+    }
+
+    private Spread ratio(Target t, boolean throughput) {
+        List<Round> base = of(Target.NOOP);
+        List<Round> mine = of(t);
+        List<Double> r = new ArrayList<>();
+        for (int i = 0; i < Math.min(base.size(), mine.size()); i++) {
+            r.add(throughput ? mine.get(i).perSecond() / base.get(i).perSecond()
+                    : mine.get(i).p99Millis() / base.get(i).p99Millis());
+        }
+        return Spread.of(r);
+    }
+
+    long errors(Target t) {
+        return of(t).stream().mapToLong(Round::errors).sum();
+    }
+
+    String title() {
+        return load.title() + ", " + inFlight + " in flight, " + routers + (routers == 1 ? " router" : " routers");
+    }
+}

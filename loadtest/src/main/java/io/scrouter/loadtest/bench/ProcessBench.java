@@ -1,0 +1,222 @@
+package io.scrouter.loadtest.bench;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.Supplier;
+
+/**
+ * The decision path's cost against the cheapest possible ext_proc server, each in its own process: the router
+ * jar with the Redis store and with the embedded store, and a no-op server, all pinned to one core with
+ * {@code redis-server}, the client on the other. Three loads (known sessions, a new session on every request,
+ * a 90/10 mix), each with one router and with two; one warm-up round per target is thrown away, then the
+ * targets' rounds interleave. Writes a Markdown table of medians and ranges, with the command and the machine's
+ * load, to {@code --out}; progress goes to stderr.
+ *
+ * <pre>loadtest/bin/loadtest bench [--seconds 5] [--warmup-seconds 5] [--rounds 3] [--in-flight 32] [--new-in-flight 4] ...</pre>
+ */
+public final class ProcessBench {
+
+    static final List<String> SERVER_JVM = List.of("-Xmx1g");
+    private static final long PAUSE_BETWEEN_ROUNDS_MILLIS = 500;
+
+    private ProcessBench() {
+    }
+
+    public static void main(String[] argv) throws Exception {
+        BenchCommandLine.Bench o = BenchCommandLine.parseOrExit(argv, BenchCommandLine::bench,
+                BenchCommandLine.BENCH_USAGE);
+        String command = BenchCommandLine.commandLine("loadtest/bin/loadtest bench", argv);
+        String started = ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'"));
+        Progress progress = new Progress();
+        Cores cores = Cores.detect();
+        progress.say("%s", cores.describe());
+        cores.pinClient();
+        MachineLoad machine = new MachineLoad();
+        progress.say("load average now %.2f", machine.sample());
+        int maxRouters = o.routers().stream().mapToInt(Integer::intValue).max().orElse(1);
+        Path dir = Files.createTempDirectory("scrouter-bench");
+        progress.say("starting servers (logs in %s) ...", dir);
+        try (ServerProcesses servers = ServerProcesses.start(dir, cores, List.of(Target.values()), maxRouters,
+                SERVER_JVM, progress)) {
+            List<String> othersBefore = MachineLoad.busiestOthers(servers.pids(), 3000, 5);
+            progress.say("other busy processes: %s", othersBefore);
+            int redisPort = servers.redis().port();
+            RedisCommandStats idleStart = RedisCommandStats.read(redisPort);
+            Thread.sleep(5_000);
+            RedisCommandStats idle = RedisCommandStats.read(redisPort).since(idleStart);
+            double idlePerSecond = idle.totalCalls() / 5.0;
+            progress.say("Redis while idle: %.0f commands/s %s", idlePerSecond, idle.calls());
+
+            List<String> known = SessionMix.knownSet(o.known());
+            for (Target t : Target.values()) {
+                for (ServerProcesses.Server s : servers.of(t, maxRouters)) {
+                    bind(s, known);
+                }
+                progress.say("%,d known sessions bound on every %s", known.size(), t.title());
+            }
+
+            List<Block> blocks = new ArrayList<>();
+            for (SessionMix load : o.loads()) {
+                List<Integer> inFlights = load == SessionMix.NEW ? List.of(o.newInFlight(), o.inFlight())
+                        : List.of(o.inFlight());
+                for (int inFlight : inFlights) {
+                    for (int routers : o.routers()) {
+                        Block b = new Block(load, inFlight, routers);
+                        runBlock(b, servers, load.sessions(known), o, progress, machine);
+                        blocks.add(b);
+                    }
+                }
+            }
+            List<String> othersAfter = MachineLoad.busiestOthers(servers.pids(), 3000, 5);
+            List<String> gc = new ArrayList<>();
+            for (Target t : Target.values()) {
+                List<Double> pauses = new ArrayList<>();
+                for (ServerProcesses.Server s : servers.of(t, maxRouters)) {
+                    pauses.addAll(GcPauses.read(servers.gcLog(s.name())));
+                }
+                gc.add(t.title() + ": " + GcPauses.summary(pauses));
+            }
+            BenchReport.Context c = new BenchReport.Context(command, started, machineLine(), cores.describe(),
+                    String.join(" ", SERVER_JVM) + "; collector chosen by the JVM: "
+                            + GcPauses.collector(servers.gcLog(servers.of(Target.ROUTER_REDIS, 1).get(0).name()))
+                            + " (a JVM started on one core sees one CPU); Java " + System.getProperty("java.version")
+                            + "; routers with their defaults plus the store settings",
+                    machine.summary(), othersBefore, othersAfter, o.note(), o.seconds(), o.warmupSeconds(), o.rounds(),
+                    o.known(),
+                    idlePerSecond, idle.calls().toString(), gc);
+            String md = BenchReport.render(c, blocks);
+            Files.createDirectories(o.out().toAbsolutePath().getParent());
+            Files.writeString(o.out(), md);
+            System.out.println(md);
+            progress.say("written to %s", o.out());
+        }
+    }
+
+    private static void runBlock(Block b, ServerProcesses servers, Supplier<String> sessions, BenchCommandLine.Bench o,
+                                 Progress progress, MachineLoad machine) throws Exception {
+        Target[] targets = Target.values();
+        long millis = o.seconds() * 1000L;
+        progress.say("%s: warm-up round per target, %d s each (discarded)", b.title(), o.warmupSeconds());
+        for (Target t : targets) {
+            new InFlightLoad(servers.calls(t, b.routers())).run(sessions, b.inFlight(), o.warmupSeconds() * 1000L);
+            Thread.sleep(PAUSE_BETWEEN_ROUNDS_MILLIS);
+        }
+        for (int round = 0; round < o.rounds(); round++) {
+            for (int k = 0; k < targets.length; k++) {
+                // Rotate the order every round, so that no target always follows the same one.
+                Target t = targets[(round + k) % targets.length];
+                RedisCommandStats before = t == Target.ROUTER_REDIS ? RedisCommandStats.read(servers.redis().port()) : null;
+                double loadAverage = machine.sample();
+                InFlightLoad.Figures f = new InFlightLoad(servers.calls(t, b.routers())).run(sessions, b.inFlight(), millis);
+                RedisCommandStats redis = before == null ? null
+                        : RedisCommandStats.read(servers.redis().port()).since(before);
+                b.add(Round.of(t, round, f, redis, loadAverage));
+                progress.say("%s, round %d/%d, %s: %.0f req/s, p50 %.3f ms, p99 %.3f ms, errors %d (load %.2f)",
+                        b.title(), round + 1, o.rounds(), t.title(), f.perSecond(), f.p50Millis(), f.p99Millis(),
+                        f.errors(), loadAverage);
+                Thread.sleep(PAUSE_BETWEEN_ROUNDS_MILLIS);
+            }
+        }
+    }
+
+    /**
+     * Sends one request per session to one server, 32 at a time, so that the server holds every binding. A
+     * session whose request is refused (a Redis call past its deadline on a busy machine answers UNAVAILABLE, which
+     * Spark's client retries) is sent again, up to five times.
+     */
+    static void bind(ServerProcesses.Server server, List<String> sessions) throws InterruptedException {
+        awaitRouting(server);
+        java.util.Queue<String> todo = new java.util.concurrent.ConcurrentLinkedQueue<>(sessions);
+        java.util.Map<String, String> refused = new java.util.concurrent.ConcurrentHashMap<>();
+        for (int attempt = 0; attempt < 5 && !todo.isEmpty(); attempt++) {
+            refused.clear();
+            java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(todo.size());
+            for (int i = 0; i < Math.min(32, sessions.size()); i++) {
+                bindNext(server.calls(), todo, refused, done);
+            }
+            if (!done.await(120, java.util.concurrent.TimeUnit.SECONDS)) {
+                throw new IllegalStateException("binding the known sessions on " + server.name() + ": "
+                        + done.getCount() + " requests unanswered after 120 s");
+            }
+            todo.addAll(refused.keySet());
+        }
+        if (!refused.isEmpty()) {
+            throw new IllegalStateException("binding the known sessions on " + server.name() + " failed for "
+                    + refused.size() + " sessions after 5 attempts, e.g.: " + refused.values().iterator().next());
+        }
+    }
+
+    private static void bindNext(ExtProcCalls calls, java.util.Queue<String> todo, java.util.Map<String, String> refused,
+                                 java.util.concurrent.CountDownLatch done) {
+        String s = todo.poll();
+        if (s == null) {
+            return;
+        }
+        calls.send("ExecutePlan", s, (r, e) -> {
+            if (e != null) {
+                refused.put(s, e.toString());
+            } else if (r.hasImmediateResponse()) {
+                refused.put(s, r.getImmediateResponse().getDetails());
+            }
+            done.countDown();
+            bindNext(calls, todo, refused, done);
+        });
+    }
+
+    /**
+     * Waits, bounded, until the server routes a new session: a router reports SERVING before its first pool read
+     * has necessarily succeeded (on a busy machine its first Redis connection can time out; the next poll, a
+     * second later, reads the pool).
+     */
+    static void awaitRouting(ServerProcesses.Server server) throws InterruptedException {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+        String last = "";
+        while (System.nanoTime() < deadline) {
+            java.util.concurrent.CompletableFuture<String> answer = new java.util.concurrent.CompletableFuture<>();
+            server.calls().send("ExecutePlan", SessionMix.fresh(), (r, e) -> answer.complete(
+                    e != null ? e.toString() : r.hasImmediateResponse() ? r.getImmediateResponse().getDetails() : ""));
+            try {
+                last = answer.get(10, java.util.concurrent.TimeUnit.SECONDS);
+                if (last.isEmpty()) {
+                    return;
+                }
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                last = e.toString();
+            }
+            Thread.sleep(250);
+        }
+        throw new IllegalStateException(server.name() + " routed no new session within 60 s; last answer: " + last);
+    }
+
+    static String machineLine() {
+        String cpu = "";
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/cpuinfo"))) {
+                if (line.startsWith("model name")) {
+                    cpu = line.substring(line.indexOf(':') + 1).trim();
+                    break;
+                }
+            }
+        } catch (java.io.IOException e) {
+            cpu = "cpu unknown";
+        }
+        long memGiB = -1;
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
+                if (line.startsWith("MemTotal:")) {
+                    memGiB = Math.round(Long.parseLong(line.replaceAll("\\D", "")) / 1048576.0);
+                }
+            }
+        } catch (java.io.IOException | NumberFormatException e) {
+            memGiB = -1;
+        }
+        return String.format(Locale.ROOT, "%d cores online (%s), %d GiB, %s %s", Cores.onlineCores(), cpu, memGiB,
+                System.getProperty("os.name"), System.getProperty("os.version"));
+    }
+}

@@ -1,0 +1,278 @@
+package io.scrouter.loadtest.bench;
+
+import io.scrouter.loadtest.profile.FlameGraph;
+import io.scrouter.loadtest.profile.JfrDigest;
+import io.scrouter.loadtest.profile.ThreadTimes;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Where a Redis-backed router process spends its time: one router jar and {@code redis-server} pinned to the server
+ * core, the client on the other, as in {@code bench}. After a 10 s warm-up of each, each load (known sessions, new sessions at
+ * two levels of requests in flight) runs once under a JFR recording started with {@code jcmd} (the router itself
+ * is started as users start it), with the router's per-thread CPU and context switches and Redis's command counts
+ * read before and after. Writes, into {@code --out}: {@code profile.md} (the figures) and one flame graph per load
+ * ({@code <load>.svg}); the recordings and their folded stacks stay in a temporary folder it names.
+ *
+ * <pre>loadtest/bin/loadtest bench-profile [--seconds 30] [--known 2000] [--in-flight 32] [--new-in-flight 4]</pre>
+ */
+public final class ProfileBench {
+
+    /** Methods whose inclusive share of the samples is reported (simple class name and method). */
+    static final List<String> MARKERS = List.of(
+            "ExtProcService.process", "ProcessStream.onNext", "SessionRouter.decide", "SessionRouter.lookUp",
+            "SessionRouter.afterRoute", "BoundedLocalCache.getIfPresent", "RedisSessionStore.findOrBind",
+            "RedisSessionStore.announce", "RedisSessionStore.touch", "ObservedSessionStore.timed",
+            "ProcessStream.answer", "RouterMetrics.decided", "CompletableFuture.orTimeout",
+            "RedisExecutor.execute", "CommandDecoder.decode", "CommandEncoder.encode",
+            "RedisPubSubConnection.onMessage", "SessionRouter.learnPeerBinding", "RedisSessionStore.deliver",
+            "SessionRouter.reconcile", "SessionCounts.refresh", "PoolRefresher.refresh", "LoadProber.probeAll",
+            "WriteQueue.flush", "WriteQueue.scheduleFlush");
+
+    private ProfileBench() {
+    }
+
+    /** One profiled load. */
+    private record Phase(String key, String title, SessionMix mix, int inFlight) {
+    }
+
+    public static void main(String[] argv) throws Exception {
+        BenchCommandLine.Profile o = BenchCommandLine.parseOrExit(argv, BenchCommandLine::profile,
+                BenchCommandLine.PROFILE_USAGE);
+        String command = BenchCommandLine.commandLine("loadtest/bin/loadtest bench-profile", argv);
+        String started = ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'"));
+        Progress progress = new Progress();
+        Cores cores = Cores.detect();
+        progress.say("%s", cores.describe());
+        cores.pinClient();
+        MachineLoad machine = new MachineLoad();
+        machine.sample();
+        Files.createDirectories(o.out());
+        Path dir = Files.createTempDirectory("scrouter-profile");
+        List<Phase> phases = List.of(
+                new Phase("known", "known sessions, " + o.inFlight() + " in flight", SessionMix.KNOWN, o.inFlight()),
+                new Phase("new-" + o.newInFlight(), "new sessions, " + o.newInFlight() + " in flight", SessionMix.NEW,
+                        o.newInFlight()),
+                new Phase("new-" + o.inFlight(), "new sessions, " + o.inFlight() + " in flight", SessionMix.NEW,
+                        o.inFlight()));
+        StringBuilder md = new StringBuilder();
+        try (ServerProcesses servers = ServerProcesses.start(dir, cores, List.of(Target.ROUTER_REDIS), 1,
+                ProcessBench.SERVER_JVM, progress)) {
+            ServerProcesses.Server router = servers.of(Target.ROUTER_REDIS, 1).get(0);
+            int redisPort = servers.redis().port();
+            List<String> known = SessionMix.knownSet(o.known());
+            ProcessBench.bind(router, known);
+            InFlightLoad load = new InFlightLoad(List.of(router.calls()));
+            Path settings = samplingSettings(dir);
+            for (Phase p : phases) {
+                // Long enough for the JIT to finish with the path on a busy machine: the profile is of the steady state.
+                progress.say("warm-up: %s, 10 s", p.title());
+                load.run(p.mix().sessions(known), p.inFlight(), 10_000);
+            }
+            // Background work: what the router and Redis do with no request at all.
+            progress.say("idle, 10 s");
+            ThreadTimes idleBefore = ThreadTimes.read(router.pid());
+            RedisCommandStats idleRedisBefore = RedisCommandStats.read(redisPort);
+            Thread.sleep(10_000);
+            Map<String, ThreadTimes.Group> idle = ThreadTimes.read(router.pid()).since(idleBefore);
+            RedisCommandStats idleRedis = RedisCommandStats.read(redisPort).since(idleRedisBefore);
+
+            md.append("# Where a Redis-backed router spends its time\n\n");
+            md.append("Command: `").append(command).append("`  \n");
+            md.append("Started: ").append(started).append("  \n");
+            md.append("Machine: ").append(ProcessBench.machineLine()).append("  \n");
+            md.append("Cores: ").append(cores.describe()).append("  \n");
+            md.append("Router: the jar, Redis store, ").append(String.join(" ", ProcessBench.SERVER_JVM))
+                    .append(", JFR (the JDK's `profile` settings with Java stacks sampled every ")
+                    .append(SAMPLE_PERIOD).append(") started and stopped with `jcmd` around each load, after a 10 s "
+                            + "warm-up of each load  \n");
+            md.append("Collector chosen by the router's JVM: ").append(GcPauses.collector(servers.gcLog(router.name())))
+                    .append(" (a JVM started on one core sees one CPU)  \n");
+            md.append("Load average: ").append("%LOAD%").append("\n\n");
+            md.append(String.format(Locale.ROOT, "## Idle (10 s, no requests)%n%nRedis: %.1f commands/s %s.%n%n",
+                    idleRedis.totalCalls() / 10.0, idleRedis.calls()));
+            md.append("| thread group | CPU ms/s | wake-ups/s |\n|---|---:|---:|\n");
+            idle.entrySet().stream().filter(e -> e.getValue().cpuNanos() > 1_000_000)
+                    .sorted(Comparator.comparingLong((Map.Entry<String, ThreadTimes.Group> e) -> -e.getValue().cpuNanos()))
+                    .forEach(e -> md.append(String.format(Locale.ROOT, "| %s | %.2f | %.1f |%n", e.getKey(),
+                            e.getValue().cpuNanos() / 1e6 / 10, e.getValue().voluntarySwitches() / 10.0)));
+
+            for (Phase p : phases) {
+                Path jfr = dir.resolve(p.key() + ".jfr").toAbsolutePath();
+                jcmd(router.pid(), "JFR.start", "name=" + p.key(), "settings=" + settings, "filename=" + jfr);
+                ThreadTimes before = ThreadTimes.read(router.pid());
+                RedisCommandStats redisBefore = RedisCommandStats.read(redisPort);
+                double loadAverage = machine.sample();
+                progress.say("profiling: %s, %d s", p.title(), o.seconds());
+                InFlightLoad.Figures f = load.run(p.mix().sessions(known), p.inFlight(), o.seconds() * 1000L);
+                Map<String, ThreadTimes.Group> threads = ThreadTimes.read(router.pid()).since(before);
+                RedisCommandStats redis = RedisCommandStats.read(redisPort).since(redisBefore);
+                jcmd(router.pid(), "JFR.stop", "name=" + p.key());
+                JfrDigest digest = render(jfr, o.out().resolve(p.key() + ".svg"),
+                        "Router CPU samples: " + p.title() + " (JFR, Redis store)");
+                progress.say("recording and folded stacks in %s", dir);
+                md.append(section(p, f, threads, redis, digest, loadAverage));
+                progress.say("%s: %.0f req/s, p50 %.3f ms, p99 %.3f ms, %d samples", p.title(), f.perSecond(),
+                        f.p50Millis(), f.p99Millis(), digest.samples());
+            }
+        }
+        String text = md.toString().replace("%LOAD%", machine.summary());
+        Files.writeString(o.out().resolve("profile.md"), text);
+        System.out.println(text);
+        progress.say("written to %s", o.out());
+    }
+
+    private static String section(Phase p, InFlightLoad.Figures f, Map<String, ThreadTimes.Group> threads,
+                                  RedisCommandStats redis, JfrDigest d, double loadAverage) {
+        long n = Math.max(1, f.answered() + f.errors());
+        StringBuilder s = new StringBuilder();
+        s.append(String.format(Locale.ROOT, "%n## %s%n%n%,d requests in %.1f s: %.0f req/s, p50 %.3f ms, p99 %.3f ms, "
+                + "%d errors; load average %.2f. Flame graph: [%s.svg](%s.svg).%n", p.title(), f.answered(), f.seconds(),
+                f.perSecond(), f.p50Millis(), f.p99Millis(), f.errors(), loadAverage, p.key(), p.key()));
+        s.append(String.format(Locale.ROOT, "%nRedis: %.2f commands sent per request, background included (%s; Redis "
+                + "counts the GET, SET and PEXPIRE that scripts run as well as the EVALSHA itself, and those are not "
+                + "round trips); Redis CPU %.1f µs per request.%n",
+                (double) redis.sentCalls() / n, perRequest(redis.calls(), n), redis.cpuSeconds() * 1e6 / n));
+        s.append("\nRouter threads (from /proc: CPU and voluntary context switches, i.e. wake-ups, per request):\n\n");
+        s.append("| thread group | threads | CPU µs/request | wake-ups/request | preempted/request |\n|---|---:|---:|---:|---:|\n");
+        long cpuAll = 0;
+        long wakeAll = 0;
+        List<Map.Entry<String, ThreadTimes.Group>> rows = new ArrayList<>(threads.entrySet());
+        rows.sort(Comparator.comparingLong(e -> -e.getValue().cpuNanos()));
+        for (Map.Entry<String, ThreadTimes.Group> e : rows) {
+            ThreadTimes.Group g = e.getValue();
+            cpuAll += g.cpuNanos();
+            wakeAll += g.voluntarySwitches();
+            if (g.cpuNanos() / 1000.0 / n < 0.05 && (double) g.voluntarySwitches() / n < 0.005) {
+                continue;
+            }
+            s.append(String.format(Locale.ROOT, "| %s | %d | %.2f | %.3f | %.3f |%n", e.getKey(), g.threads(),
+                    g.cpuNanos() / 1000.0 / n, (double) g.voluntarySwitches() / n, (double) g.involuntarySwitches() / n));
+        }
+        s.append(String.format(Locale.ROOT, "| all | | %.2f | %.3f | |%n", cpuAll / 1000.0 / n, (double) wakeAll / n));
+
+        s.append(String.format(Locale.ROOT, "%nJFR CPU samples: %,d. By library (innermost non-JDK frame):%n%n", d.samples()));
+        s.append("| library | share of samples |\n|---|---:|\n");
+        d.byLibrary().entrySet().stream().sorted(Map.Entry.comparingByValue(Comparator.reverseOrder()))
+                .forEach(e -> s.append(String.format(Locale.ROOT, "| %s | %.1f%% |%n", e.getKey(),
+                        100.0 * e.getValue() / Math.max(1, d.samples()))));
+        s.append("\nBy thread group:\n\n| thread group | share of samples |\n|---|---:|\n");
+        d.byThreadGroup().entrySet().stream().sorted(Map.Entry.comparingByValue(Comparator.reverseOrder())).limit(12)
+                .forEach(e -> s.append(String.format(Locale.ROOT, "| %s | %.1f%% |%n", e.getKey(),
+                        100.0 * e.getValue() / Math.max(1, d.samples()))));
+        s.append("\nSamples passing through (inclusive), and on which threads:\n\n| method | share | threads |\n|---|---:|---|\n");
+        for (String m : MARKERS) {
+            long c = d.through(m);
+            if (c == 0) {
+                continue;
+            }
+            List<String> where = new ArrayList<>();
+            d.throughByThread(m).entrySet().stream().sorted(Map.Entry.comparingByValue(Comparator.reverseOrder()))
+                    .forEach(e -> where.add(String.format(Locale.ROOT, "%s %.0f%%", e.getKey(), 100.0 * e.getValue() / c)));
+            s.append(String.format(Locale.ROOT, "| `%s` | %.1f%% | %s |%n", m, 100.0 * c / Math.max(1, d.samples()),
+                    String.join(", ", where)));
+        }
+        List<Duration> pauses = new ArrayList<>(d.gcPauses());
+        pauses.sort(null);
+        if (!pauses.isEmpty()) {
+            double total = pauses.stream().mapToDouble(x -> x.toNanos() / 1e6).sum();
+            s.append(String.format(Locale.ROOT, "%nGC: %d pauses, p50 %.2f ms, p99 %.2f ms, max %.2f ms, %.1f ms in "
+                    + "all (%.2f%% of the run).%n", pauses.size(), ms(pauses, 0.5), ms(pauses, 0.99),
+                    pauses.get(pauses.size() - 1).toNanos() / 1e6, total, total / 10 / f.seconds()));
+        } else {
+            s.append("\nGC: no collection during the recording.\n");
+        }
+        s.append(String.format(Locale.ROOT, "%nAllocation (JFR samples' weights): about %,.0f bytes per request; top sites:%n%n",
+                (double) d.allocatedBytes() / n));
+        s.append("| site (innermost non-JDK frame, type) | bytes/request |\n|---|---:|\n");
+        d.allocationBySite().entrySet().stream().sorted(Map.Entry.comparingByValue(Comparator.reverseOrder())).limit(10)
+                .forEach(e -> s.append(String.format(Locale.ROOT, "| `%s` | %.0f |%n", e.getKey(), (double) e.getValue() / n)));
+        return s.toString();
+    }
+
+    private static String perRequest(Map<String, Long> calls, long n) {
+        List<String> parts = new ArrayList<>();
+        calls.forEach((cmd, c) -> parts.add(String.format(Locale.ROOT, "%s %.3f", cmd, (double) c / n)));
+        return String.join(", ", parts);
+    }
+
+    /** Nearest-rank quantile of sorted pauses, in milliseconds. */
+    static double ms(List<Duration> sorted, double q) {
+        int rank = (int) Math.ceil(q * sorted.size());
+        return sorted.get(Math.max(0, Math.min(sorted.size() - 1, rank - 1))).toNanos() / 1e6;
+    }
+
+    /**
+     * Digests a JFR recording, writes its flame graph to {@code svg} and its folded stacks next to the recording
+     * ({@code <recording>.folded.txt}).
+     */
+    static JfrDigest render(Path jfr, Path svg, String title) throws IOException {
+        JfrDigest digest = JfrDigest.read(jfr, MARKERS);
+        Files.writeString(svg, FlameGraph.svg(title, digest.folded(), digest::libraryOf));
+        writeFolded(jfr.resolveSibling(jfr.getFileName() + ".folded.txt"), digest.folded());
+        return digest;
+    }
+
+    /** {@code loadtest/bin/loadtest flame-graph --jfr FILE --out FILE.svg [--title TEXT]}: any recording of the router. */
+    public static final class Render {
+
+        private Render() {
+        }
+
+        public static void main(String[] argv) throws IOException {
+            BenchCommandLine.FlameGraphOptions o = BenchCommandLine.parseOrExit(argv, BenchCommandLine::flameGraph,
+                    BenchCommandLine.FLAME_GRAPH_USAGE);
+            JfrDigest d = render(o.jfr(), o.out(), o.title());
+            System.err.printf(Locale.ROOT, "%,d samples; flame graph in %s, folded stacks in %s.folded.txt%n",
+                    d.samples(), o.out(), o.jfr());
+        }
+    }
+
+    private static void writeFolded(Path file, Map<String, Long> folded) throws IOException {
+        StringBuilder sb = new StringBuilder();
+        folded.entrySet().stream().sorted(Map.Entry.comparingByValue(Comparator.reverseOrder()))
+                .forEach(e -> sb.append(e.getKey()).append(' ').append(e.getValue()).append('\n'));
+        Files.writeString(file, sb.toString());
+    }
+
+    /** JFR's own sampling period in the {@code profile} settings is 10 ms: too few samples for a short run. */
+    static final String SAMPLE_PERIOD = "1 ms";
+
+    /** The JDK's {@code profile} settings with Java stacks sampled every {@link #SAMPLE_PERIOD}. */
+    private static Path samplingSettings(Path dir) throws IOException {
+        Path profile = Path.of(System.getProperty("java.home"), "lib", "jfr", "profile.jfc");
+        String jfc = Files.readString(profile);
+        String changed = jfc.replace("<setting name=\"period\" control=\"method-sampling-java-interval\">10 ms</setting>",
+                "<setting name=\"period\" control=\"method-sampling-java-interval\">" + SAMPLE_PERIOD + "</setting>");
+        if (changed.equals(jfc)) {
+            throw new IOException("did not find the Java sampling period in " + profile + " to change it");
+        }
+        Path out = dir.resolve("sampling.jfc");
+        Files.writeString(out, changed);
+        return out;
+    }
+
+    private static void jcmd(long pid, String... args) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString());
+        cmd.add(Long.toString(pid));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        byte[] out = p.getInputStream().readAllBytes();
+        if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            throw new IOException("jcmd " + String.join(" ", args) + " failed: " + new String(out));
+        }
+    }
+}
