@@ -101,7 +101,7 @@ public final class RouterServer implements AutoCloseable {
             RedisKeys keys = new RedisKeys(r.keyPrefix());
             this.redis = RedisClients.create(r);
             feed = new RedisBindingFeed(redis, keys);
-            this.sessions = new ObservedSessionStore(new RedisSessionStore(redis, keys, ttls(config), clock, feed),
+            this.sessions = new ObservedSessionStore(new RedisSessionStore(redis, keys, ttls(config), clock),
                     metrics);
             instances = new RedisInstanceStore(redis, keys);
         } else {

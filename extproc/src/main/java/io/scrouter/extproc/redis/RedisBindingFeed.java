@@ -2,7 +2,7 @@ package io.scrouter.extproc.redis;
 
 import io.scrouter.extproc.session.BindingFeed;
 import org.redisson.api.RStream;
-import org.redisson.api.RTopic;
+import org.redisson.api.RBatch;
 import org.redisson.api.RedissonClient;
 import org.redisson.api.stream.StreamAddArgs;
 import org.redisson.api.stream.StreamMessageId;
@@ -16,14 +16,16 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
 
 /**
- * The binding feed in Redis: a stream, read from the last position seen on every pool poll, and a pub/sub
- * channel for immediacy.
+ * The binding feed in Redis: the session store announces each new binding on a channel and appends it to a
+ * stream ({@link #append}); routers listen on the channel and read the stream from the last position seen on
+ * every pool poll.
  *
- * <p>Why a stream rather than pub/sub alone: a router whose connection dropped (a hung Redis) misses every
- * pub/sub message sent meanwhile, and those are exactly the sessions it would later place differently from the
- * router that created them. A stream is read from the last position seen, so nothing announced while it is
- * retained is missed; a router that starts reads the retained history and warms its cache. The channel delivers
- * within milliseconds where the stream lags by a poll; each covers the other's gap, and duplicates are harmless.
+ * <p>Why both: the channel delivers within milliseconds, which matters for a session created just before Redis
+ * hangs (until its router's peers know it, a request that reaches them while Redis is away is placed afresh).
+ * But a router whose connection dropped misses every message sent meanwhile, and those are exactly the sessions
+ * it would later place differently from the router that created them. The stream is read from the last position
+ * seen, so nothing announced while it is retained is missed, and a router that starts reads the retained
+ * history. Each covers the other's gap; duplicates are harmless.
  */
 public final class RedisBindingFeed implements BindingFeed {
 
@@ -35,7 +37,7 @@ public final class RedisBindingFeed implements BindingFeed {
     private final RedissonClient redis;
     private final RedisKeys keys;
     private final AtomicBoolean readRunning = new AtomicBoolean();
-    /** The live channel's subscription: null when not subscribed, so the next poll tries again. */
+    /** The channel's subscription: null when not subscribed, so the next poll tries again. */
     private final AtomicReference<CompletableFuture<Integer>> live = new AtomicReference<>();
     private volatile StreamMessageId position = new StreamMessageId(0, 0);
 
@@ -44,11 +46,12 @@ public final class RedisBindingFeed implements BindingFeed {
         this.keys = keys;
     }
 
-    @Override
-    public void announce(String sessionId, String replica) {
+    /** Adds the announcement of a new binding to {@code batch}: the store sends it with the binding's index write. */
+    static void append(RBatch batch, RedisKeys keys, String sessionId, String replica) {
         String message = sessionId + " " + replica;
-        channel().publishAsync(message);
-        stream().addAsync(StreamAddArgs.entry(FIELD, message).trimNonStrict().maxLen(RETAINED).noLimit());
+        batch.getTopic(keys.bindingChannel(), StringCodec.INSTANCE).publishAsync(message);
+        batch.<String, String>getStream(keys.bindingFeed(), StringCodec.INSTANCE).addAsync(
+                StreamAddArgs.entry(FIELD, message).trimNonStrict().maxLen(RETAINED).noLimit());
     }
 
     /** Reads what was announced since the last read; at most one read is in flight. */
@@ -74,6 +77,7 @@ public final class RedisBindingFeed implements BindingFeed {
         }
     }
 
+    /** Subscribes to the channel unless subscribed; a failed attempt is repeated on the next poll. */
     private void listenLive(BiConsumer<String, String> sessionAndReplica) {
         if (live.get() != null) {
             return;
@@ -83,7 +87,8 @@ public final class RedisBindingFeed implements BindingFeed {
             return;
         }
         try {
-            channel().addListenerAsync(String.class, (channel, message) -> deliver(message, sessionAndReplica))
+            redis.getTopic(keys.bindingChannel(), StringCodec.INSTANCE)
+                    .addListenerAsync(String.class, (channel, message) -> deliver(message, sessionAndReplica))
                     .toCompletableFuture().whenComplete((id, error) -> {
                         if (error != null) {
                             live.compareAndSet(attempt, null);
@@ -115,10 +120,6 @@ public final class RedisBindingFeed implements BindingFeed {
         if (space > 0) {
             sessionAndReplica.accept(message.substring(0, space), message.substring(space + 1));
         }
-    }
-
-    private RTopic channel() {
-        return redis.getTopic(keys.bindingFeed() + ":live", StringCodec.INSTANCE);
     }
 
     private RStream<String, String> stream() {

@@ -46,4 +46,9 @@ public record RedisKeys(String prefix) {
     public String bindingFeed() {
         return prefix + ":bindings";
     }
+
+    /** The pub/sub channel on which each new binding is announced at once (the stream covers what it misses). */
+    public String bindingChannel() {
+        return prefix + ":bindings:live";
+    }
 }

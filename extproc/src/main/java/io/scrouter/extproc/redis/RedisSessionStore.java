@@ -1,7 +1,6 @@
 package io.scrouter.extproc.redis;
 
 import io.scrouter.extproc.session.Binding;
-import io.scrouter.extproc.session.BindingFeed;
 import io.scrouter.extproc.session.Lookup;
 import io.scrouter.extproc.session.SessionStore;
 import io.scrouter.extproc.session.SessionTtls;
@@ -46,7 +45,9 @@ public final class RedisSessionStore implements SessionStore {
             return v""";
 
     // Read a binding (refreshing a live one, reviving a released one) or, if there is none, create it: one round
-    // trip either way.
+    // trip either way. The announcement is sent by the caller once it has the answer, never by the script: a call
+    // that timed out (a hung Redis) may run when Redis resumes, and its binding is then overwritten by the
+    // router's write-back; announced from here, it would have reached the other routers' caches first.
     private static final String FIND_OR_BIND = """
             local v = redis.call('GET', KEYS[1])
             if v then
@@ -115,13 +116,9 @@ public final class RedisSessionStore implements SessionStore {
     private final Duration lostTtl;
     private final Duration releaseGrace;
     private final LongSupplier clock;
-    private final BindingFeed feed;
 
-    /** @param feed where new bindings are announced to the other routers ({@link RedisBindingFeed}) */
-    public RedisSessionStore(RedissonClient redis, RedisKeys keys, SessionTtls ttls, LongSupplier clockMillis,
-                             BindingFeed feed) {
+    public RedisSessionStore(RedissonClient redis, RedisKeys keys, SessionTtls ttls, LongSupplier clockMillis) {
         this.redis = redis;
-        this.feed = feed;
         this.keys = keys;
         this.idleTtl = ttls.idle();
         this.lostTtl = ttls.lost();
@@ -163,14 +160,28 @@ public final class RedisSessionStore implements SessionStore {
             Binding b = Binding.decode(String.valueOf(r.get(0)));
             boolean created = r.get(1) instanceof Number n && n.longValue() == 1;
             if (b.state() == Binding.State.LIVE) {
-                // The index and the feed follow the binding; the decision does not wait for them.
-                index(b.replicaId()).addAsync(expiry(), sessionId);
-                if (created) {
-                    feed.announce(sessionId, b.bound());
-                }
+                indexAndAnnounce(sessionId, b.replicaId(), created ? b.bound() : null);
             }
             return new Lookup(b, created);
         });
+    }
+
+    /**
+     * The replica's index (for session counts and eviction) and, for a new binding, the feed (its stream and its
+     * channel) follow the binding: in one pipelined write the decision does not wait for. A lost write only delays
+     * counts until the session's next idle-timer push, or leaves the other routers to read the binding from the
+     * store.
+     *
+     * @param announced the binding to announce to the other routers, or null when it is not new
+     */
+    private void indexAndAnnounce(String sessionId, String replicaId, String announced) {
+        RBatch batch = redis.createBatch();
+        batch.<String>getScoredSortedSet(keys.replicaSessions(replicaId), StringCodec.INSTANCE)
+                .addAsync(expiry(), sessionId);
+        if (announced != null) {
+            RedisBindingFeed.append(batch, keys, sessionId, announced);
+        }
+        batch.executeAsync();
     }
 
     @Override
@@ -188,13 +199,14 @@ public final class RedisSessionStore implements SessionStore {
             if (held.lost()) {
                 return CompletableFuture.completedFuture(held);
             }
-            feed.announce(sessionId, replica);
             String replacedId = replaced.isEmpty() ? "" : Binding.replicaIdOf(replaced);
             CompletableFuture<?> unindex = replacedId.isEmpty() || replacedId.equals(replicaId)
                     ? CompletableFuture.completedFuture(null)
                     : index(replacedId).removeAsync(sessionId).toCompletableFuture();
-            return unindex.thenCompose(x -> index(replicaId).addAsync(expiry(), sessionId).toCompletableFuture())
-                    .thenApply(x -> held);
+            return unindex.thenApply(x -> {
+                indexAndAnnounce(sessionId, replicaId, replica);
+                return held;
+            });
         });
     }
 

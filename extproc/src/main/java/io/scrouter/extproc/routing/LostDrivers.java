@@ -7,6 +7,7 @@ import io.scrouter.extproc.session.SessionStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -26,8 +27,14 @@ final class LostDrivers {
     private final SessionStore store;
     private final GuardedStore guard;
     private final long deadlineMillis;
-    /** Drivers still to be marked, as bound ({@code <id>@<identity>}). */
-    private final Set<String> pending = ConcurrentHashMap.newKeySet();
+    /**
+     * Drivers still to be marked, as bound ({@code <id>@<identity>}), with the passes still owed. Each driver is
+     * marked twice, the second time on a later poll: a session bound just before its driver left may reach the
+     * replica's index after the first pass read it (the index write follows the binding without being awaited),
+     * and would otherwise stay live, and counted, under an id that may return.
+     */
+    private final Map<String, Integer> pending = new ConcurrentHashMap<>();
+    private static final int PASSES = 2;
     private final Set<String> inFlight = ConcurrentHashMap.newKeySet();
 
     LostDrivers(SessionStore store, GuardedStore guard, RouterSettings settings) {
@@ -44,7 +51,7 @@ final class LostDrivers {
         for (String id : change.left()) {
             Replica gone = change.before().get(id);
             if (gone != null) {
-                pending.add(gone.boundAs());
+                pending.put(gone.boundAs(), PASSES);
             }
         }
         markPending();
@@ -52,7 +59,7 @@ final class LostDrivers {
 
     /** Starts marking every pending driver that is not being marked already. */
     void markPending() {
-        for (String driver : pending) {
+        for (String driver : pending.keySet()) {
             if (!inFlight.add(driver)) {
                 continue;
             }
@@ -65,7 +72,7 @@ final class LostDrivers {
                             .addKeyValue("error", error.toString()).log();
                     return;
                 }
-                pending.remove(driver);
+                pending.computeIfPresent(driver, (d, left) -> left > 1 ? left - 1 : null);
                 if (n > 0) {
                     LOG.atInfo().setMessage("a replica's driver is gone; its sessions now get a 'session lost' error")
                             .addKeyValue("replica", id).addKeyValue("sessions", n).log();

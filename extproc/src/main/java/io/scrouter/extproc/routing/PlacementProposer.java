@@ -71,20 +71,28 @@ public final class PlacementProposer {
     }
 
     /**
-     * Rendezvous hashing over the ready replicas whose last probe did not fail (a replica that died gets no new
-     * session, whatever the store's health), or over all ready ones when every probe fails (the metrics side is
-     * down, not Spark). Every router's probes fail for a dead replica, so routers still agree; they can differ
-     * for one probe interval around a failure, for new sessions only.
+     * Rendezvous hashing over the ready replicas that are not known dead: a replica whose last
+     * {@link #DEAD_AFTER_FAILED_PROBES} probes all failed gets no new session, whatever the store's health. If every
+     * ready replica is, the metrics side is down, not Spark, and all ready ones count.
+     *
+     * <p>Why several failures and not one: routers probe on their own, and a single slow answer on a busy host
+     * fails one router's probe and not another's. Routers that then disagree on the set place the same new
+     * session on different replicas, and its second request, reaching the other router, loses the session's work.
+     * A dead replica fails every router's probes; routers then differ only for the probe interval in which they
+     * reach the count, and only for new sessions.
      */
     Replica rendezvous(String session, List<Replica> ready) {
-        List<Replica> answering = new ArrayList<>(ready.size());
+        List<Replica> alive = new ArrayList<>(ready.size());
         for (Replica r : ready) {
-            if (board.get(r.id()).consecutiveFailures() == 0) {
-                answering.add(r);
+            if (board.get(r.id()).consecutiveFailures() < DEAD_AFTER_FAILED_PROBES) {
+                alive.add(r);
             }
         }
-        return Rendezvous.pick(session, answering.isEmpty() ? ready : answering);
+        return Rendezvous.pick(session, alive.isEmpty() ? ready : alive);
     }
+
+    /** Consecutive failed probes after which rendezvous treats a replica as dead (see {@link #rendezvous}). */
+    static final int DEAD_AFTER_FAILED_PROBES = 3;
 
     /** A proposal became a binding: the replica's load and count see it before the next probe. */
     void taken(Proposal proposal) {

@@ -1,5 +1,10 @@
 package io.scrouter.extproc.session;
 
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+
 /**
  * Where a session lives, as the store records it.
  *
@@ -37,13 +42,13 @@ public record Binding(String replicaId, String instance, State state) {
     private static final char INSTANCE_SEPARATOR = '@';
 
     public Binding {
-        java.util.Objects.requireNonNull(replicaId, "replicaId");
-        java.util.Objects.requireNonNull(state, "state");
+        Objects.requireNonNull(replicaId, "replicaId");
+        Objects.requireNonNull(state, "state");
     }
 
     /**
      * A live binding to {@code replica}, given as it is bound: {@code <id>} or {@code <id>@<instance>}
-     * ({@link io.scrouter.extproc.pool.Replica#boundAs()}).
+     * ({@code Replica#boundAs()}).
      */
     public static Binding to(String replica) {
         return decodeBound(replica, State.LIVE);
@@ -68,9 +73,32 @@ public record Binding(String replicaId, String instance, State state) {
     }
 
     private static Binding decodeBound(String bound, State state) {
+        Map<String, Binding> shared = SHARED.get(state);
+        Binding known = shared.get(bound);
+        if (known != null) {
+            return known;
+        }
         int at = bound.indexOf(INSTANCE_SEPARATOR);
-        return at < 0 ? new Binding(bound, null, state)
+        Binding b = at < 0 ? new Binding(bound, null, state)
                 : new Binding(bound.substring(0, at), bound.substring(at + 1), state);
+        if (shared.size() < SHARED_MAX) {
+            shared.putIfAbsent(bound, b);
+        }
+        return b;
+    }
+
+    /**
+     * Decoded bindings, shared by every session on the same driver: a pool has a handful of drivers while a
+     * router may hold a million sessions, each of which would otherwise carry its own copies of the replica id
+     * and identity. Bounded, so that odd values cannot grow it; past the bound, bindings are simply not shared.
+     */
+    private static final Map<State, Map<String, Binding>> SHARED = new EnumMap<>(State.class);
+    private static final int SHARED_MAX = 4096;
+
+    static {
+        for (State s : State.values()) {
+            SHARED.put(s, new ConcurrentHashMap<>());
+        }
     }
 
     public boolean lost() {

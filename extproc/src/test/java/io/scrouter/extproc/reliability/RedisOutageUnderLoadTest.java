@@ -184,8 +184,7 @@ class RedisOutageUnderLoadTest {
             Await.untilChecked(what + " in Redis", within, () -> {
                 for (var it = missing.iterator(); it.hasNext(); ) {
                     String session = it.next();
-                    String held = cluster.redis().command("GET", LocalCluster.PREFIX + ":session:" + session);
-                    if (held.equals(idByAddress.get(addressBySession.get(session)))) {
+                    if (idByAddress.get(addressBySession.get(session)).equals(cluster.storedReplicaId(session))) {
                         it.remove();
                     }
                 }

@@ -6,10 +6,11 @@ import io.grpc.netty.NettyChannelBuilder;
 import io.scrouter.extproc.RouterServer;
 import io.scrouter.extproc.config.ConfigLoader;
 import io.scrouter.extproc.config.RouterConfig;
-import io.scrouter.extproc.redis.RedisInstanceStore;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaState;
+import io.scrouter.extproc.redis.RedisInstanceStore;
 import io.scrouter.extproc.redis.RedisKeys;
+import io.scrouter.extproc.session.Binding;
 import io.scrouter.extproc.testing.Await;
 import io.scrouter.extproc.testing.ExtProcClient;
 import io.scrouter.extproc.testing.Patience;
@@ -68,7 +69,8 @@ class StartWithoutRedisTest {
                         var routed = envoy.sendRetryingUnavailable(ExtProcClient.sparkCall("ExecutePlan", session),
                                 Patience.storeReturn(config));
                         assertThat(ExtProcClient.upstreamOf(routed)).as("%s", routed).isEqualTo(replica.grpcAddress());
-                        assertThat(redis.command("GET", "late:session:" + session)).isEqualTo("late-0");
+                        assertThat(Binding.decode(redis.command("GET", "late:session:" + session)).replicaId())
+                                .isEqualTo("late-0");
                     } finally {
                         admin.shutdown();
                     }

@@ -1,6 +1,5 @@
 package io.scrouter.extproc.session;
 
-import io.scrouter.extproc.redis.RedisBindingFeed;
 import io.scrouter.extproc.redis.RedisKeys;
 import io.scrouter.extproc.redis.RedisSessionStore;
 import io.scrouter.extproc.session.SessionTtls;
@@ -70,7 +69,7 @@ class RedisSessionStoreTest extends SessionStoreContract {
     @Override
     protected SessionStore createStore(Duration idleTtl, Duration lostTtl, LongSupplier clock) throws Exception {
         assertThat(redis.command("FLUSHALL")).isEqualTo("+OK");
-        return new RedisSessionStore(client, KEYS, new SessionTtls(idleTtl, lostTtl, RELEASE_GRACE), clock, new RedisBindingFeed(client, KEYS));
+        return new RedisSessionStore(client, KEYS, new SessionTtls(idleTtl, lostTtl, RELEASE_GRACE), clock);
     }
 
     @Override
@@ -150,7 +149,7 @@ class RedisSessionStoreTest extends SessionStoreContract {
 
     @Test
     void keyExpiresNativelyAfterTheIdleTtl() throws Exception {
-        SessionStore shortLived = new RedisSessionStore(client, KEYS, new SessionTtls(Duration.ofMillis(300), LOST, Duration.ofMillis(300)), clock::get, new RedisBindingFeed(client, KEYS));
+        SessionStore shortLived = new RedisSessionStore(client, KEYS, new SessionTtls(Duration.ofMillis(300), LOST, Duration.ofMillis(300)), clock::get);
         await(shortLived.bindIfAbsent(S1, "a"));
         assertThat(redis.command("EXISTS", KEYS.session(S1))).isEqualTo(":1");
 
@@ -261,7 +260,7 @@ class RedisSessionStoreTest extends SessionStoreContract {
     void concurrentBindersOfANewSessionAllGetTheSameBinding() throws Exception {
         // Two store instances on two separate Redis clients stand for two routers.
         SessionStore first = store;
-        SessionStore second = new RedisSessionStore(secondClient, KEYS, new SessionTtls(IDLE, LOST, IDLE), clock::get, new RedisBindingFeed(secondClient, KEYS));
+        SessionStore second = new RedisSessionStore(secondClient, KEYS, new SessionTtls(IDLE, LOST, IDLE), clock::get);
         int threads = 32;
         int sessions = 50;
         ExecutorService pool = Executors.newFixedThreadPool(threads);
@@ -324,7 +323,7 @@ class RedisSessionStoreTest extends SessionStoreContract {
         // Regression: GETEX refreshed every key it read, so the first lookup after eviction cut a one-hour
         // tombstone to the idle TTL (or, with a short lost-TTL, extended it on every retry).
         SessionStore s = new RedisSessionStore(client, KEYS, new SessionTtls(Duration.ofSeconds(60), Duration.ofSeconds(3600), Duration.ofSeconds(60)),
-                clock::get, new RedisBindingFeed(client, KEYS));
+                clock::get);
         String session = UUID.randomUUID().toString();
         await(s.bindIfAbsent(session, "gone"));
         assertThat(await(s.evictReplica("gone"))).isEqualTo(1L);
@@ -339,7 +338,7 @@ class RedisSessionStoreTest extends SessionStoreContract {
     @Test
     void lookupOfALiveSessionPushesItsExpiryBackToTheIdleTtl() throws Exception {
         SessionStore s = new RedisSessionStore(client, KEYS, new SessionTtls(Duration.ofSeconds(60), Duration.ofSeconds(3600), Duration.ofSeconds(60)),
-                clock::get, new RedisBindingFeed(client, KEYS));
+                clock::get);
         String session = UUID.randomUUID().toString();
         await(s.bindIfAbsent(session, "a"));
         assertThat(redis.command("PEXPIRE", KEYS.session(session), "5000")).isEqualTo(":1");
@@ -351,9 +350,9 @@ class RedisSessionStoreTest extends SessionStoreContract {
 
     @Test
     void epochIsStableUntilRedisLosesItsData() throws Exception {
-        SessionStore s = new RedisSessionStore(client, KEYS, new SessionTtls(Duration.ofSeconds(60), Duration.ofSeconds(60), Duration.ofSeconds(60)), clock::get, new RedisBindingFeed(client, KEYS));
+        SessionStore s = new RedisSessionStore(client, KEYS, new SessionTtls(Duration.ofSeconds(60), Duration.ofSeconds(60), Duration.ofSeconds(60)), clock::get);
         SessionStore other = new RedisSessionStore(secondClient, KEYS, new SessionTtls(Duration.ofSeconds(60), Duration.ofSeconds(60), Duration.ofSeconds(60)),
-                clock::get, new RedisBindingFeed(secondClient, KEYS));
+                clock::get);
         String first = await(s.epoch());
         assertThat(await(other.epoch())).as("every router reads the same data set").isEqualTo(first);
         assertThat(await(s.epoch())).isEqualTo(first);

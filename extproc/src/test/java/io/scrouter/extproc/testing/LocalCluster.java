@@ -8,11 +8,13 @@ import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.extproc.redis.RedisInstanceStore;
 import io.scrouter.extproc.redis.RedisKeys;
+import io.scrouter.extproc.session.Binding;
 import io.scrouter.testkit.redis.RedisProcess;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 
+import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -150,6 +152,15 @@ public final class LocalCluster implements AutoCloseable {
      */
     public long lastRenewalNanos() {
         return lastRenewalNanos;
+    }
+
+    /**
+     * The replica id the session is bound to in Redis, read without the routers' client; null when it has none.
+     * Bindings are stored as {@code <id>@<identity>}, or with a {@code !lost:}/{@code !released:} prefix.
+     */
+    public String storedReplicaId(String session) throws IOException {
+        String value = redis().command("GET", PREFIX + ":session:" + session);
+        return value == null || value.startsWith("$-1") ? null : Binding.decode(value).replicaId();
     }
 
     public RedisProcess redis() {
