@@ -2,13 +2,13 @@ package io.scrouter.extproc;
 
 import io.scrouter.extproc.cli.CommandRunner;
 import io.scrouter.extproc.cli.ManifestVersion;
-import io.scrouter.extproc.envoy.CheckCommand;
+import io.scrouter.extproc.client.CheckCommand;
 import io.scrouter.extproc.publisher.PublisherCommand;
 import org.slf4j.bridge.SLF4JBridgeHandler;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.HelpCommand;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;

@@ -6,10 +6,11 @@ import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.NettyChannelBuilder;
+import io.scrouter.extproc.client.ExtProcClient;
 import io.scrouter.extproc.config.ConfigLoader;
 import io.scrouter.extproc.config.RouterConfig;
 import io.scrouter.extproc.envoy.RouteHeaders;
-import io.scrouter.extproc.testing.ExtProcClient;
+import io.scrouter.extproc.testing.Patience;
 import org.junit.jupiter.api.Test;
 
 import java.io.InputStream;
@@ -42,7 +43,7 @@ class EmbeddedDefaultTest {
                         .check(HealthCheckRequest.newBuilder().setService(RouteHeaders.HEALTH_SERVICE).build());
                 assertThat(health.getStatus()).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
 
-                ExtProcClient envoy = new ExtProcClient(channel);
+                ExtProcClient envoy = new ExtProcClient(channel, Patience.ANSWER);
                 String session = UUID.randomUUID().toString();
                 ProcessingResponse first = envoy.send(ExtProcClient.sparkCall("ExecutePlan", session));
                 String upstream = ExtProcClient.upstreamOf(first);

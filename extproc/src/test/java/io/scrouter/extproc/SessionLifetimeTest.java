@@ -4,6 +4,7 @@ import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.netty.NettyChannelBuilder;
+import io.scrouter.extproc.client.ExtProcClient;
 import io.scrouter.extproc.config.ConfigLoader;
 import io.scrouter.extproc.config.RouterConfig;
 import io.scrouter.extproc.pool.Replica;
@@ -11,7 +12,7 @@ import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.extproc.redis.RedisInstanceStore;
 import io.scrouter.extproc.redis.RedisKeys;
 import io.scrouter.extproc.session.Binding;
-import io.scrouter.extproc.testing.ExtProcClient;
+import io.scrouter.extproc.testing.Patience;
 import io.scrouter.testkit.redis.RedisProcess;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -90,7 +91,7 @@ class SessionLifetimeTest {
     private ExtProcClient client(RouterServer rs) {
         ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", rs.port()).usePlaintext().build();
         channels.add(ch);
-        return new ExtProcClient(ch);
+        return new ExtProcClient(ch, Patience.ANSWER);
     }
 
     /** Room for a busy machine over a period the configuration sets. */

@@ -12,6 +12,7 @@ import io.envoyproxy.envoy.service.ext_proc.v3.GrpcStatus;
 import io.envoyproxy.envoy.service.ext_proc.v3.HeaderMutation;
 import io.envoyproxy.envoy.service.ext_proc.v3.HeadersResponse;
 import io.envoyproxy.envoy.service.ext_proc.v3.ImmediateResponse;
+import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
 import io.envoyproxy.envoy.service.ext_proc.v3.TrailersResponse;
 import io.envoyproxy.envoy.type.v3.HttpStatus;
@@ -19,6 +20,7 @@ import io.envoyproxy.envoy.type.v3.StatusCode;
 import io.grpc.Status;
 
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.ConcurrentHashMap;
 
 /** Builds the ext_proc answers the service gives. */
 public final class Responses {
@@ -76,8 +78,8 @@ public final class Responses {
      * Answers routing to each address, built once: the pool holds a handful of addresses and every routed
      * request answers with one of them, so the request path only looks the message up (protos are immutable).
      */
-    private static final java.util.concurrent.ConcurrentHashMap<String, ProcessingResponse> ROUTE_ANSWERS =
-            new java.util.concurrent.ConcurrentHashMap<>();
+    private static final ConcurrentHashMap<String, ProcessingResponse> ROUTE_ANSWERS =
+            new ConcurrentHashMap<>();
 
     public static ProcessingResponse routeOnHeaders(String address) {
         ProcessingResponse cached = ROUTE_ANSWERS.get(address);
@@ -143,7 +145,7 @@ public final class Responses {
     }
 
     /** Let a phase we did not ask for pass unchanged, so Envoy is never left waiting. */
-    public static ProcessingResponse passThrough(io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest request) {
+    public static ProcessingResponse passThrough(ProcessingRequest request) {
         ProcessingResponse.Builder b = ProcessingResponse.newBuilder();
         switch (request.getRequestCase()) {
             case REQUEST_HEADERS -> b.setRequestHeaders(HeadersResponse.getDefaultInstance());

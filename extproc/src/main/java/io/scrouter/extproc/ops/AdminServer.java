@@ -14,6 +14,7 @@ import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -178,7 +179,7 @@ public final class AdminServer implements AutoCloseable {
     }
 
     private static String fmt(double v) {
-        return Double.isFinite(v) ? String.format(java.util.Locale.ROOT, "%.3f", v) : "-";
+        return Double.isFinite(v) ? String.format(Locale.ROOT, "%.3f", v) : "-";
     }
 
     static String esc(String s) {

@@ -1,6 +1,8 @@
 package io.scrouter.extproc.ops;
 
 import com.github.benmanes.caffeine.cache.stats.CacheStats;
+import io.prometheus.metrics.core.datapoints.CounterDataPoint;
+import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
@@ -12,7 +14,12 @@ import io.scrouter.extproc.routing.Decision;
 import io.scrouter.extproc.routing.NearCache;
 import io.scrouter.extproc.session.StoreCallObserver;
 
+import java.util.EnumMap;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 
 /**
  * The router's Prometheus metrics. Counters and histograms are fed on the request path (lock-free
@@ -35,7 +42,7 @@ public final class RouterMetrics implements DecisionObserver, StoreCallObserver 
     private final Histogram redisSeconds;
     private final Counter redisErrors;
 
-    public RouterMetrics(java.util.function.Supplier<RouterStatus> statusSource) {
+    public RouterMetrics(Supplier<RouterStatus> statusSource) {
         this.registry = new PrometheusRegistry();
         BuildInfo.register(registry);
         StatusView status = new StatusView(statusSource);
@@ -133,7 +140,7 @@ public final class RouterMetrics implements DecisionObserver, StoreCallObserver 
                 .help("Failed or timed-out load probes since the replica joined the pool").labelNames("replica")
                 .callback(cb -> status.replicas().forEach(v -> cb.call(v.probeFailures(), v.id())))
                 .register(registry);
-        java.util.Map<Decision.Outcome, Cells> cells = new java.util.EnumMap<>(Decision.Outcome.class);
+        Map<Decision.Outcome, Cells> cells = new EnumMap<>(Decision.Outcome.class);
         for (Decision.Outcome o : Decision.Outcome.values()) {
             String outcome = o.name().toLowerCase(Locale.ROOT);
             cells.put(o, new Cells(decisions.labelValues(outcome, ""), decisionSeconds.labelValues(outcome)));
@@ -142,10 +149,10 @@ public final class RouterMetrics implements DecisionObserver, StoreCallObserver 
     }
 
     /** Reads through to the status at scrape time; empty until the router is wired. */
-    private record StatusView(java.util.function.Supplier<RouterStatus> source) {
-        java.util.List<ReplicaView> replicas() {
+    private record StatusView(Supplier<RouterStatus> source) {
+        List<ReplicaView> replicas() {
             RouterStatus s = source.get();
-            return s == null ? java.util.List.of() : s.replicas();
+            return s == null ? List.of() : s.replicas();
         }
 
         NearCache nearCache() {
@@ -173,13 +180,13 @@ public final class RouterMetrics implements DecisionObserver, StoreCallObserver 
     }
 
     /** The counter and histogram cells of one outcome, looked up once instead of per request. */
-    private record Cells(io.prometheus.metrics.core.datapoints.CounterDataPoint count,
-                         io.prometheus.metrics.core.datapoints.DistributionDataPoint latency) {
+    private record Cells(CounterDataPoint count,
+                         DistributionDataPoint latency) {
     }
 
-    private final java.util.Map<Decision.Outcome, Cells> routeCells;
-    private final java.util.concurrent.ConcurrentHashMap<String, Cells> rejectCells =
-            new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<Decision.Outcome, Cells> routeCells;
+    private final ConcurrentHashMap<String, Cells> rejectCells =
+            new ConcurrentHashMap<>();
 
 
     @Override

@@ -4,8 +4,13 @@ import io.scrouter.scorer.LoadProbe;
 import io.scrouter.scorer.load.LoadBoard;
 
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
 
@@ -23,7 +28,7 @@ public final class LoadProber {
     private final Function<Replica, LoadProbe> probeFactory;
     private final LongSupplier clock;
     private final Map<String, ProbeSlot> slots = new ConcurrentHashMap<>();
-    private final Map<String, java.util.concurrent.atomic.AtomicLong> failures = new ConcurrentHashMap<>();
+    private final Map<String, AtomicLong> failures = new ConcurrentHashMap<>();
 
     /** The probe built for one replica incarnation, and whether it is running. */
     private static final class ProbeSlot {
@@ -84,26 +89,26 @@ public final class LoadProber {
     }
 
     private void countFailure(String replicaId) {
-        failures.computeIfAbsent(replicaId, k -> new java.util.concurrent.atomic.AtomicLong()).incrementAndGet();
+        failures.computeIfAbsent(replicaId, k -> new AtomicLong()).incrementAndGet();
     }
 
     /** Failed probes per replica since it joined the pool (for metrics). */
     public long failuresOf(String replicaId) {
-        java.util.concurrent.atomic.AtomicLong n = failures.get(replicaId);
+        AtomicLong n = failures.get(replicaId);
         return n == null ? 0 : n.get();
     }
 
     private static boolean sameEndpoint(Replica a, Replica b) {
-        return a.grpcAddress().equals(b.grpcAddress()) && java.util.Objects.equals(a.metricsUrl(), b.metricsUrl());
+        return a.grpcAddress().equals(b.grpcAddress()) && Objects.equals(a.metricsUrl(), b.metricsUrl());
     }
 
     private static String describe(Throwable error) {
         Throwable cause = error;
-        while ((cause instanceof java.util.concurrent.CompletionException
-                || cause instanceof java.util.concurrent.ExecutionException) && cause.getCause() != null) {
+        while ((cause instanceof CompletionException
+                || cause instanceof ExecutionException) && cause.getCause() != null) {
             cause = cause.getCause();
         }
-        if (cause instanceof java.util.concurrent.TimeoutException) {
+        if (cause instanceof TimeoutException) {
             return "probe timed out";
         }
         return cause.getClass().getSimpleName() + (cause.getMessage() == null ? "" : ": " + cause.getMessage());

@@ -4,7 +4,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
@@ -26,7 +32,7 @@ public final class PoolRefresher {
     private final LongSupplier clock;
     private final long departureGraceMillis;
     private volatile boolean warnedEmptyStore;
-    private final java.util.Map<String, Long> missingSince = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, Long> missingSince = new ConcurrentHashMap<>();
     private final AtomicReference<CompletableFuture<PoolSnapshot>> inFlight = new AtomicReference<>();
     private volatile long lastSuccessMillis = Long.MIN_VALUE;
     private volatile String lastError;
@@ -56,7 +62,7 @@ public final class PoolRefresher {
         if (running != null) {
             return running;
         }
-        CompletableFuture<java.util.List<Replica>> listed;
+        CompletableFuture<List<Replica>> listed;
         try {
             listed = store.list().orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (RuntimeException e) {
@@ -90,16 +96,16 @@ public final class PoolRefresher {
     }
 
     /** Keeps replicas that vanished less than the grace period ago, as they were. */
-    private java.util.List<Replica> withinGrace(java.util.List<Replica> listed) {
+    private List<Replica> withinGrace(List<Replica> listed) {
         if (departureGraceMillis <= 0) {
             return listed;
         }
         long now = clock.getAsLong();
-        java.util.Set<String> present = new java.util.HashSet<>();
+        Set<String> present = new HashSet<>();
         listed.forEach(r -> present.add(r.id()));
         missingSince.keySet().retainAll(pool.snapshot().all().stream().map(Replica::id)
                 .filter(id -> !present.contains(id)).toList());
-        java.util.List<Replica> kept = new java.util.ArrayList<>(listed);
+        List<Replica> kept = new ArrayList<>(listed);
         for (Replica r : pool.snapshot().all()) {
             if (present.contains(r.id())) {
                 continue;

@@ -1,6 +1,8 @@
 package io.scrouter.extproc.pool;
 
 import java.util.Objects;
+import java.util.Optional;
+import java.util.regex.Pattern;
 
 /**
  * One Spark Connect server in the pool.
@@ -15,7 +17,7 @@ import java.util.Objects;
 public record Replica(String id, String grpcAddress, String metricsUrl, ReplicaState state, String instance) {
 
     /** Instance ids are printable ASCII without spaces or '@' (the separator in stored bindings). */
-    private static final java.util.regex.Pattern INSTANCE = java.util.regex.Pattern.compile("[!-?A-~]{1,128}");
+    private static final Pattern INSTANCE = Pattern.compile("[!-?A-~]{1,128}");
 
     /** A replica whose driver is known only by its address (static pools, controllers that publish no instance). */
     public Replica(String id, String grpcAddress, String metricsUrl, ReplicaState state) {
@@ -26,7 +28,7 @@ public record Replica(String id, String grpcAddress, String metricsUrl, ReplicaS
         if (!ReplicaAddress.isValidId(id)) {
             throw new IllegalArgumentException("replica id " + ReplicaAddress.ID_RULE + ", got '" + id + "'");
         }
-        java.util.Optional<String> canonical = ReplicaAddress.parse(grpcAddress);
+        Optional<String> canonical = ReplicaAddress.parse(grpcAddress);
         if (canonical.isEmpty()) {
             throw new IllegalArgumentException("replica " + id + " grpc address " + ReplicaAddress.ADDRESS_RULE
                     + ", got '" + grpcAddress + "'");

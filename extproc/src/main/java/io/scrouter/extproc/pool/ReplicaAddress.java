@@ -1,5 +1,8 @@
 package io.scrouter.extproc.pool;
 
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.util.Optional;
 import java.util.regex.Pattern;
 
@@ -33,8 +36,8 @@ public final class ReplicaAddress {
      */
     private static boolean isIpv6Literal(String text) {
         try {
-            return java.net.InetAddress.getByName("[" + text + "]") instanceof java.net.Inet6Address;
-        } catch (java.net.UnknownHostException e) {
+            return InetAddress.getByName("[" + text + "]") instanceof Inet6Address;
+        } catch (UnknownHostException e) {
             return false;
         }
     }

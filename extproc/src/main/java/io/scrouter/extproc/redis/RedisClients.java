@@ -14,6 +14,12 @@ import org.redisson.config.ReadMode;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.ArrayDeque;
+import java.util.Collections;
+import java.util.Deque;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -156,8 +162,8 @@ public final class RedisClients {
      * causes and suppressed exceptions, which Redisson links in cycles, so each is visited once.
      */
     private static ConfigException refusal(Throwable error, RouterConfig.Redis settings) {
-        java.util.Set<Throwable> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
-        java.util.Deque<Throwable> next = new java.util.ArrayDeque<>(java.util.List.of(error));
+        Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+        Deque<Throwable> next = new ArrayDeque<>(List.of(error));
         while (!next.isEmpty()) {
             Throwable t = next.pop();
             if (!seen.add(t)) {

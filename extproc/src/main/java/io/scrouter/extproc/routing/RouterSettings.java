@@ -1,5 +1,6 @@
 package io.scrouter.extproc.routing;
 
+import io.scrouter.extproc.config.ConfigLoader;
 import io.scrouter.extproc.config.RouterConfig;
 
 /**
@@ -38,7 +39,7 @@ public record RouterSettings(long storeTimeoutMillis, long refreshEveryMillis, l
 
     /** The settings of a configuration that sets nothing (the embedded default's timings). */
     public static RouterSettings defaults() {
-        return from(io.scrouter.extproc.config.ConfigLoader.withDefaults());
+        return from(ConfigLoader.withDefaults());
     }
 
     public RouterSettings withStoreTimeoutMillis(long millis) {

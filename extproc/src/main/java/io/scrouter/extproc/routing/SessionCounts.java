@@ -3,6 +3,7 @@ package io.scrouter.extproc.routing;
 import io.scrouter.extproc.session.SessionStore;
 
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -51,7 +52,7 @@ public final class SessionCounts {
     }
 
     private Map<String, Long> snapshotLocal() {
-        Map<String, Long> copy = new java.util.HashMap<>();
+        Map<String, Long> copy = new HashMap<>();
         sinceRefresh.forEach((k, v) -> copy.put(k, v.get()));
         return copy;
     }

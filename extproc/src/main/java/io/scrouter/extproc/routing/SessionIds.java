@@ -1,5 +1,7 @@
 package io.scrouter.extproc.routing;
 
+import java.util.Locale;
+
 /**
  * Validation of client-supplied session ids. Spark Connect requires a session id to be a UUID, so anything
  * else would fail at the server anyway; refusing it here also keeps odd bytes out of Redis keys and logs.
@@ -35,6 +37,6 @@ public final class SessionIds {
 
     /** Lower-cases a valid id, so the same session written in two cases maps to one binding. */
     public static String canonical(String id) {
-        return id.toLowerCase(java.util.Locale.ROOT);
+        return id.toLowerCase(Locale.ROOT);
     }
 }

@@ -1,7 +1,5 @@
 package io.scrouter.extproc.deploy;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import com.fasterxml.jackson.databind.JsonNode;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
@@ -14,7 +12,10 @@ import io.scrouter.extproc.RouterServer;
 import io.scrouter.extproc.config.ConfigLoader;
 import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.extproc.publisher.PublisherMetrics;
-import io.scrouter.extproc.testing.SparkRestStandIn;
+import io.scrouter.testkit.spark.SparkRestStandIn;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -24,8 +25,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The PrometheusRule's alerts can fire: every series an expression selects is one the router or the publisher

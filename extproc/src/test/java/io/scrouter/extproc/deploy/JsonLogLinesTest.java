@@ -1,13 +1,15 @@
 package io.scrouter.extproc.deploy;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.NettyChannelBuilder;
-import io.scrouter.extproc.testing.ExtProcClient;
+import io.scrouter.extproc.client.ExtProcClient;
+import io.scrouter.extproc.testing.Patience;
 import io.scrouter.testkit.redis.RedisProcess;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -17,8 +19,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * {@code SCROUTER_LOG_FORMAT=json} as a log pipeline reads it, from the router and the publisher run as their
@@ -106,7 +108,7 @@ class JsonLogLinesTest {
             ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().build();
             try {
                 String session = UUID.randomUUID().toString();
-                assertThat(ExtProcClient.upstreamOf(new ExtProcClient(channel)
+                assertThat(ExtProcClient.upstreamOf(new ExtProcClient(channel, Patience.ANSWER)
                         .send(ExtProcClient.sparkCall("ExecutePlan", session)))).isEqualTo("127.0.0.1:24031");
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
                 while (!Files.readString(out).contains(session)) {

@@ -8,6 +8,7 @@ import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
+import io.scrouter.extproc.client.ExtProcClient;
 import io.scrouter.extproc.envoy.StreamLimits;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaState;
@@ -18,7 +19,7 @@ import io.scrouter.extproc.routing.SessionRouter;
 import io.scrouter.extproc.runtime.SystemTime;
 import io.scrouter.extproc.session.InMemorySessionStore;
 import io.scrouter.extproc.session.SessionTtls;
-import io.scrouter.extproc.testing.ExtProcClient;
+import io.scrouter.extproc.testing.Patience;
 import io.scrouter.extproc.testing.Routings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -61,7 +62,7 @@ class BodyModeStreamTest {
                         new StreamLimits(150, 1 << 20), SystemTime.shared()))
                 .build().start();
         channel = InProcessChannelBuilder.forName(name).directExecutor().build();
-        envoy = new ExtProcClient(channel);
+        envoy = new ExtProcClient(channel, Patience.ANSWER);
     }
 
     @AfterEach

@@ -9,6 +9,7 @@ import io.grpc.Server;
 import io.grpc.Status;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
+import io.scrouter.extproc.client.ExtProcClient;
 import io.scrouter.extproc.envoy.StreamLimits;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaState;
@@ -22,7 +23,7 @@ import io.scrouter.extproc.session.InMemorySessionStore;
 import io.scrouter.extproc.session.Lookup;
 import io.scrouter.extproc.session.SessionStore;
 import io.scrouter.extproc.session.SessionTtls;
-import io.scrouter.extproc.testing.ExtProcClient;
+import io.scrouter.extproc.testing.Patience;
 import io.scrouter.extproc.testing.Routings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -109,7 +110,7 @@ class ProcessStreamTest {
                         new StreamLimits(deadlineMillis, 1 << 20), SystemTime.shared()))
                 .build().start();
         channel = InProcessChannelBuilder.forName(name).directExecutor().build();
-        return new ExtProcClient(channel);
+        return new ExtProcClient(channel, Patience.ANSWER);
     }
 
     private static InMemorySessionStore memoryStore() {

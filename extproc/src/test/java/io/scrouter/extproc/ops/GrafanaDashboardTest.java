@@ -2,14 +2,14 @@ package io.scrouter.extproc.ops;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.scrouter.extproc.RouterServer;
-import io.scrouter.extproc.config.ConfigLoader;
-import io.scrouter.extproc.testing.SparkRestStandIn;
-import org.junit.jupiter.api.Test;
-
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import io.prometheus.metrics.model.snapshots.HistogramSnapshot;
 import io.prometheus.metrics.model.snapshots.MetricSnapshot;
+import io.scrouter.extproc.RouterServer;
+import io.scrouter.extproc.config.ConfigLoader;
+import io.scrouter.testkit.spark.SparkRestStandIn;
+import org.junit.jupiter.api.Test;
+
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashSet;

@@ -1,7 +1,7 @@
 package io.scrouter.extproc.redis;
 
 import io.scrouter.extproc.RouterServer;
-import io.scrouter.extproc.testing.ExtProcClient;
+import io.scrouter.extproc.client.ExtProcClient;
 import io.scrouter.testkit.redis.RedisProcess;
 import org.junit.jupiter.api.Test;
 

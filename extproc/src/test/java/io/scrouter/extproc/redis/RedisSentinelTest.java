@@ -1,9 +1,9 @@
 package io.scrouter.extproc.redis;
 
 import io.scrouter.extproc.RouterServer;
+import io.scrouter.extproc.client.ExtProcClient;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaState;
-import io.scrouter.extproc.testing.ExtProcClient;
 import io.scrouter.testkit.redis.RedisProcess;
 import io.scrouter.testkit.redis.SentinelGroup;
 import org.junit.jupiter.api.AfterAll;

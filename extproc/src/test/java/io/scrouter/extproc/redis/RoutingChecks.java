@@ -1,9 +1,9 @@
 package io.scrouter.extproc.redis;
 
 import io.scrouter.extproc.RouterServer;
+import io.scrouter.extproc.client.ExtProcClient;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaState;
-import io.scrouter.extproc.testing.ExtProcClient;
 
 import java.util.ArrayList;
 import java.util.HashMap;

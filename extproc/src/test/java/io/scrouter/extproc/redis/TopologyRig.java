@@ -5,14 +5,15 @@ import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.netty.NettyChannelBuilder;
 import io.scrouter.extproc.RouterServer;
+import io.scrouter.extproc.client.ExtProcClient;
 import io.scrouter.extproc.config.ConfigLoader;
 import io.scrouter.extproc.config.RouterConfig;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.extproc.redis.RedisInstanceStore;
 import io.scrouter.extproc.session.Binding;
-import io.scrouter.extproc.testing.ExtProcClient;
-import io.scrouter.extproc.testing.SparkRestStandIn;
+import io.scrouter.extproc.testing.Patience;
+import io.scrouter.testkit.spark.SparkRestStandIn;
 import org.redisson.api.RedissonClient;
 
 import java.io.IOException;
@@ -153,7 +154,7 @@ final class TopologyRig implements AutoCloseable {
     ExtProcClient envoyFor(RouterServer rs) {
         ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", rs.port()).usePlaintext().build();
         channels.add(ch);
-        return new ExtProcClient(ch);
+        return new ExtProcClient(ch, Patience.ANSWER);
     }
 
     List<Replica> replicas() {

@@ -6,7 +6,6 @@ import io.envoyproxy.envoy.config.core.v3.HeaderValue;
 import io.envoyproxy.envoy.config.core.v3.HeaderValueOption;
 import io.envoyproxy.envoy.extensions.filters.http.ext_proc.v3.ProcessingMode;
 import io.envoyproxy.envoy.service.ext_proc.v3.CommonResponse;
-import io.envoyproxy.envoy.service.ext_proc.v3.ExternalProcessorGrpc;
 import io.envoyproxy.envoy.service.ext_proc.v3.HttpBody;
 import io.envoyproxy.envoy.service.ext_proc.v3.HttpHeaders;
 import io.envoyproxy.envoy.service.ext_proc.v3.HttpTrailers;
@@ -16,8 +15,8 @@ import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
-import io.grpc.stub.StreamObserver;
 import io.scrouter.extproc.RouterServer;
+import io.scrouter.extproc.client.ExtProcClient;
 import io.scrouter.extproc.config.ConfigLoader;
 import io.scrouter.extproc.config.RouterConfig;
 import io.scrouter.extproc.envoy.DecisionObserver;
@@ -27,7 +26,6 @@ import io.scrouter.extproc.testing.Patience;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.EnumSet;
@@ -36,8 +34,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -93,11 +89,11 @@ class HostileInputTest {
                 DecisionObserver.NONE, SystemTime.shared())) {
             ManagedChannel channel = InProcessChannelBuilder.forName(name).directExecutor().build();
             try {
-                ExternalProcessorGrpc.ExternalProcessorStub stub = ExternalProcessorGrpc.newStub(channel);
+                ExtProcClient envoy = new ExtProcClient(channel, Patience.decision(config));
                 SplittableRandom random = new SplittableRandom(SEED);
                 for (int i = 0; i < CASES; i++) {
                     List<ProcessingRequest> messages = asEnvoyEndsIt(hostileStream(random));
-                    List<ProcessingResponse> answers = exchange(stub, messages, i, Patience.decision(config));
+                    List<ProcessingResponse> answers = exchange(envoy, messages, i);
                     List<Answer> kinds = new ArrayList<>();
                     for (ProcessingResponse answer : answers) {
                         kinds.add(classify(answer, i));
@@ -298,39 +294,13 @@ class HostileInputTest {
 
     // ---- the exchange and what one answer is ---------------------------------------------------------------
 
-    private static List<ProcessingResponse> exchange(ExternalProcessorGrpc.ExternalProcessorStub stub,
-                                                     List<ProcessingRequest> messages, int caseNo, Duration within)
-            throws Exception {
-        List<ProcessingResponse> answers = new ArrayList<>();
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        StreamObserver<ProcessingRequest> out = stub.process(new StreamObserver<>() {
-            @Override
-            public synchronized void onNext(ProcessingResponse value) {
-                answers.add(value);
-            }
-
-            @Override
-            public void onError(Throwable t) {
-                done.completeExceptionally(t);
-            }
-
-            @Override
-            public void onCompleted() {
-                done.complete(null);
-            }
-        });
-        for (ProcessingRequest m : messages) {
-            out.onNext(m);
-        }
-        out.onCompleted();
+    /** Sends one case's messages on one stream, half-closes, and collects every answer until the router closes. */
+    private static List<ProcessingResponse> exchange(ExtProcClient envoy, List<ProcessingRequest> messages, int caseNo) {
         try {
-            done.get(within.toMillis(), TimeUnit.MILLISECONDS);
+            return envoy.exchangeUntilClosed(messages);
         } catch (Exception e) {
-            throw new AssertionError("case " + caseNo + ": stream failed instead of answering: " + e.getCause()
-                    + " for " + messages, e);
-        }
-        synchronized (answers) {
-            return List.copyOf(answers);
+            throw new AssertionError("case " + caseNo + ": stream failed instead of answering: "
+                    + (e.getCause() != null ? e.getCause() : e) + " for " + messages, e);
         }
     }
 

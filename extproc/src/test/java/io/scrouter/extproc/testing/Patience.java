@@ -1,5 +1,6 @@
 package io.scrouter.extproc.testing;
 
+import io.scrouter.extproc.config.ConfigLoader;
 import io.scrouter.extproc.config.RouterConfig;
 import io.scrouter.extproc.routing.Routing;
 
@@ -30,10 +31,13 @@ public final class Patience {
      * uses when its subject is not that deadline. A loaded machine misses 50 ms often enough that the breaker
      * would open on a healthy Redis and the test would be about a Redis outage it did not cause.
      */
-    public static final Duration REDIS_TIMEOUT = of(Duration.ofMillis(50));
+    public static final Duration REDIS_TIMEOUT = of(RouterConfig.StoreCalls.DEFAULTS.timeout());
 
     /** Production's decision deadline keeps three times the Redis deadline (150 ms : 50 ms); so does this one. */
     public static final Duration DECISION_DEADLINE = REDIS_TIMEOUT.multipliedBy(3);
+
+    /** One answer of a router that runs the default decision deadline ({@code server.decisionDeadline}). */
+    public static final Duration ANSWER = of(ConfigLoader.withDefaults().server().decisionDeadline());
 
     private Patience() {
     }

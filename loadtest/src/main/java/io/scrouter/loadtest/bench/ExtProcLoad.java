@@ -1,6 +1,8 @@
 package io.scrouter.loadtest.bench;
 
 import io.grpc.Channel;
+import io.scrouter.extproc.client.ExtProcClient;
+import io.scrouter.loadtest.LoadTools;
 
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -23,10 +25,10 @@ final class ExtProcLoad {
         }
     }
 
-    private final ExtProcCalls calls;
+    private final ExtProcClient calls;
 
     ExtProcLoad(Channel channel) {
-        this.calls = new ExtProcCalls(channel);
+        this.calls = new ExtProcClient(channel, LoadTools.ANSWER_WAIT);
     }
 
     private interface Done {
@@ -34,7 +36,7 @@ final class ExtProcLoad {
     }
 
     private void send(String session, Done done) {
-        calls.send("ExecutePlan", session, (r, error) -> done.done(r != null && !r.hasImmediateResponse()));
+        calls.sendAsync(ExtProcClient.sparkCall("ExecutePlan", session)).whenComplete((r, error) -> done.done(r != null && !r.hasImmediateResponse()));
     }
 
     Result closedLoop(Supplier<String> sessions, int concurrency, long millis) throws InterruptedException {

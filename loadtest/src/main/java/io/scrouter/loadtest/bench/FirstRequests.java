@@ -3,10 +3,12 @@ package io.scrouter.loadtest.bench;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.NettyChannelBuilder;
+import io.scrouter.extproc.client.ExtProcClient;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.extproc.redis.RedisInstanceStore;
 import io.scrouter.extproc.redis.RedisKeys;
+import io.scrouter.loadtest.LoadTools;
 import io.scrouter.testkit.redis.RedisProcess;
 import io.scrouter.testkit.router.RouterProcess;
 import org.redisson.Redisson;
@@ -113,12 +115,12 @@ public final class FirstRequests {
             }
             ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", s.port()).usePlaintext().build();
             try {
-                ExtProcCalls calls = new ExtProcCalls(channel);
+                ExtProcClient calls = new ExtProcClient(channel, LoadTools.ANSWER_WAIT);
                 long[] micros = new long[n];
                 for (int i = 0; i < n; i++) {
                     CompletableFuture<ProcessingResponse> done = new CompletableFuture<>();
                     long started = System.nanoTime();
-                    calls.send("ExecutePlan", UUID.randomUUID().toString(), (r, e) -> {
+                    calls.sendAsync(ExtProcClient.sparkCall("ExecutePlan", UUID.randomUUID().toString())).whenComplete((r, e) -> {
                         if (e != null) {
                             done.completeExceptionally(e);
                         } else {

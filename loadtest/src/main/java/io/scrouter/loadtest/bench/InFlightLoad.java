@@ -1,5 +1,6 @@
 package io.scrouter.loadtest.bench;
 
+import io.scrouter.extproc.client.ExtProcClient;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 
@@ -17,7 +18,7 @@ import java.util.function.Supplier;
 /**
  * A closed loop with a fixed number of requests in flight, as a busy Envoy keeps them: each answer sends the
  * next request at once, on a stream chosen by {@link LeastRequest} among the target's servers, one
- * {@code Process} stream per request ({@link ExtProcCalls}). Latency is from sending the headers to the
+ * {@code Process} stream per request ({@link ExtProcClient}). Latency is from sending the headers to the
  * answer, recorded in an HdrHistogram. A request that ends without a route (an error or an immediate
  * rejection) is counted as an error and not in the latencies.
  */
@@ -42,9 +43,9 @@ final class InFlightLoad {
 
     private static final long HIGHEST_NANOS = TimeUnit.SECONDS.toNanos(60);
 
-    private final List<ExtProcCalls> servers;
+    private final List<ExtProcClient> servers;
 
-    InFlightLoad(List<ExtProcCalls> servers) {
+    InFlightLoad(List<ExtProcClient> servers) {
         this.servers = List.copyOf(servers);
     }
 
@@ -105,7 +106,7 @@ final class InFlightLoad {
             int server = balancer.pick(bound -> ThreadLocalRandom.current().nextInt(bound));
             String session = sessions.get();
             long sent = System.nanoTime();
-            servers.get(server).send("ExecutePlan", session, (response, error) -> {
+            servers.get(server).sendAsync(ExtProcClient.sparkCall("ExecutePlan", session)).whenComplete((response, error) -> {
                 long now = System.nanoTime();
                 balancer.done(server);
                 perServer.incrementAndGet(server);

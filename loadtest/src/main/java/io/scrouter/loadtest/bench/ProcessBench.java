@@ -1,5 +1,7 @@
 package io.scrouter.loadtest.bench;
 
+import io.scrouter.extproc.client.ExtProcClient;
+
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.ZoneOffset;
@@ -152,13 +154,13 @@ public final class ProcessBench {
         }
     }
 
-    private static void bindNext(ExtProcCalls calls, java.util.Queue<String> todo, java.util.Map<String, String> refused,
+    private static void bindNext(ExtProcClient calls, java.util.Queue<String> todo, java.util.Map<String, String> refused,
                                  java.util.concurrent.CountDownLatch done) {
         String s = todo.poll();
         if (s == null) {
             return;
         }
-        calls.send("ExecutePlan", s, (r, e) -> {
+        calls.sendAsync(ExtProcClient.sparkCall("ExecutePlan", s)).whenComplete((r, e) -> {
             if (e != null) {
                 refused.put(s, e.toString());
             } else if (r.hasImmediateResponse()) {
@@ -179,7 +181,7 @@ public final class ProcessBench {
         String last = "";
         while (System.nanoTime() < deadline) {
             java.util.concurrent.CompletableFuture<String> answer = new java.util.concurrent.CompletableFuture<>();
-            server.calls().send("ExecutePlan", SessionMix.fresh(), (r, e) -> answer.complete(
+            server.calls().sendAsync(ExtProcClient.sparkCall("ExecutePlan", SessionMix.fresh())).whenComplete((r, e) -> answer.complete(
                     e != null ? e.toString() : r.hasImmediateResponse() ? r.getImmediateResponse().getDetails() : ""));
             try {
                 last = answer.get(10, java.util.concurrent.TimeUnit.SECONDS);

@@ -5,13 +5,15 @@ import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.NettyChannelBuilder;
+import io.scrouter.extproc.client.ExtProcClient;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.extproc.redis.RedisInstanceStore;
 import io.scrouter.extproc.redis.RedisKeys;
-import io.scrouter.extproc.testing.SparkRestStandIn;
+import io.scrouter.loadtest.LoadTools;
 import io.scrouter.testkit.redis.RedisProcess;
 import io.scrouter.testkit.router.RouterProcess;
+import io.scrouter.testkit.spark.SparkRestStandIn;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
@@ -40,7 +42,7 @@ final class ServerProcesses implements AutoCloseable {
     private static final Duration START_WITHIN = Duration.ofSeconds(120);
 
     /** One server of a target, and the client's channel to it. */
-    record Server(String name, int port, long pid, ManagedChannel channel, ExtProcCalls calls) {
+    record Server(String name, int port, long pid, ManagedChannel channel, ExtProcClient calls) {
     }
 
     private final Path dir;
@@ -171,7 +173,7 @@ final class ServerProcesses implements AutoCloseable {
         ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().directExecutor()
                 .build();
         toClose.add(channel::shutdownNow);
-        return new Server(name, port, pid, channel, new ExtProcCalls(channel));
+        return new Server(name, port, pid, channel, new ExtProcClient(channel, LoadTools.ANSWER_WAIT));
     }
 
     private static boolean awaitServing(int port, Process p, Duration within) throws InterruptedException {
@@ -205,7 +207,7 @@ final class ServerProcesses implements AutoCloseable {
         return all.subList(0, n);
     }
 
-    List<ExtProcCalls> calls(Target t, int n) {
+    List<ExtProcClient> calls(Target t, int n) {
         return of(t, n).stream().map(Server::calls).toList();
     }
 

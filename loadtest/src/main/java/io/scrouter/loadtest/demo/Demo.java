@@ -4,14 +4,15 @@ import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.NettyChannelBuilder;
 import io.scrouter.extproc.RouterServer;
+import io.scrouter.extproc.client.ExtProcClient;
 import io.scrouter.extproc.config.ConfigLoader;
-import io.scrouter.extproc.testing.ExtProcClient;
 import io.scrouter.loadtest.Args;
+import io.scrouter.loadtest.LoadTools;
 import io.scrouter.loadtest.replay.LiveReplica;
 import io.scrouter.loadtest.replay.ReplicaLayout;
 import io.scrouter.loadtest.replay.SimulatedReplicas;
-import io.scrouter.loadtest.trace.Replay;
 import io.scrouter.loadtest.scenario.ScenarioFiles;
+import io.scrouter.loadtest.trace.Replay;
 import io.scrouter.loadtest.trace.TraceEvent;
 import io.scrouter.loadtest.workload.TraceRenderer;
 import io.scrouter.loadtest.workload.Workload;
@@ -53,7 +54,7 @@ public final class Demo {
         ExecutorService requests = Executors.newFixedThreadPool(4);
         try (RouterServer router = RouterServer.start(ConfigLoader.parse(yaml, Map.of()))) {
             ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", router.port()).usePlaintext().build();
-            ExtProcClient envoy = new ExtProcClient(channel);
+            ExtProcClient envoy = new ExtProcClient(channel, LoadTools.ANSWER_WAIT);
             Thread.sleep(600); // first probes
             System.out.printf(Locale.ROOT, "scrouter on 127.0.0.1:%d, policy '%s', replicas %s%n", router.port(),
                     router.config().placement().policy(), replicas.ids());

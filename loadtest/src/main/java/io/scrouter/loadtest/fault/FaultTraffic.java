@@ -1,8 +1,8 @@
 package io.scrouter.loadtest.fault;
 
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
-import io.scrouter.extproc.testing.ExtProcClient;
-import io.scrouter.extproc.testing.TrafficDriver.Result;
+import io.scrouter.extproc.client.ExtProcClient;
+import io.scrouter.loadtest.traffic.TrafficDriver.Result;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -1,6 +1,6 @@
 package io.scrouter.loadtest.fault;
 
-import io.scrouter.extproc.testing.TrafficDriver.Result;
+import io.scrouter.loadtest.traffic.TrafficDriver.Result;
 
 import java.util.Comparator;
 import java.util.HashMap;

@@ -1,18 +1,17 @@
 package io.scrouter.loadtest.fault;
 
 import io.scrouter.extproc.RouterServer;
+import io.scrouter.extproc.client.ExtProcClient;
 import io.scrouter.extproc.redis.RedisKeys;
-import io.scrouter.extproc.testing.ExtProcClient;
-import io.scrouter.testkit.redis.RedisProcess;
-import io.scrouter.extproc.testing.TrafficDriver;
-import io.scrouter.extproc.testing.TrafficDriver.Result;
 import io.scrouter.loadtest.Args;
+import io.scrouter.loadtest.traffic.TrafficDriver.Result;
+import io.scrouter.loadtest.traffic.TrafficDriver;
+import io.scrouter.testkit.redis.RedisProcess;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;

@@ -2,11 +2,11 @@ package io.scrouter.loadtest.fault;
 
 import io.grpc.Status;
 import io.scrouter.extproc.RouterServer;
+import io.scrouter.extproc.client.ExtProcClient;
 import io.scrouter.extproc.pool.Replica;
-import io.scrouter.extproc.testing.ExtProcClient;
-import io.scrouter.testkit.redis.RedisProcess;
-import io.scrouter.extproc.testing.TrafficDriver.Result;
 import io.scrouter.loadtest.Args;
+import io.scrouter.loadtest.traffic.TrafficDriver.Result;
+import io.scrouter.testkit.redis.RedisProcess;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
@@ -196,7 +196,7 @@ public final class ReplicaKill {
         List<Result> recovered = FaultTraffic.between(all, faultEnd, Long.MAX_VALUE);
         double p95Delta = Figures.millis(fault, 0.95) - Figures.millis(steady, 0.95);
         long transport = Figures.withStatus(all, Figures.TRANSPORT_ERROR);
-        Set<String> moved = io.scrouter.extproc.testing.TrafficDriver.movedSessions(all);
+        Set<String> moved = io.scrouter.loadtest.traffic.TrafficDriver.movedSessions(all);
 
         System.out.println();
         System.out.printf("requests: %d in %.0f s (%.0f/s), %d sessions, %d requests of sessions never routed "

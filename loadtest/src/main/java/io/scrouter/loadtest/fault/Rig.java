@@ -4,6 +4,7 @@ import io.grpc.ManagedChannel;
 import io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.NettyServerBuilder;
 import io.scrouter.extproc.RouterServer;
+import io.scrouter.extproc.client.ExtProcClient;
 import io.scrouter.extproc.config.ConfigLoader;
 import io.scrouter.extproc.envoy.DecisionObserver;
 import io.scrouter.extproc.pool.Replica;
@@ -11,8 +12,8 @@ import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.extproc.redis.RedisInstanceStore;
 import io.scrouter.extproc.redis.RedisKeys;
 import io.scrouter.extproc.runtime.SystemTime;
-import io.scrouter.extproc.testing.ExtProcClient;
-import io.scrouter.extproc.testing.SparkRestStandIn;
+import io.scrouter.loadtest.LoadTools;
+import io.scrouter.testkit.spark.SparkRestStandIn;
 import org.redisson.api.RedissonClient;
 
 import java.net.InetSocketAddress;
@@ -121,7 +122,7 @@ final class Rig implements AutoCloseable {
     ExtProcClient envoyFor(RouterServer rs) {
         ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", rs.port()).usePlaintext().build();
         channels.add(ch);
-        return new ExtProcClient(ch);
+        return new ExtProcClient(ch, LoadTools.ANSWER_WAIT);
     }
 
     List<Replica> replicas() {

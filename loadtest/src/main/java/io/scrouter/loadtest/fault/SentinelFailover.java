@@ -1,19 +1,18 @@
 package io.scrouter.loadtest.fault;
 
 import io.scrouter.extproc.RouterServer;
+import io.scrouter.extproc.client.ExtProcClient;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.redis.RedisKeys;
-import io.scrouter.extproc.testing.ExtProcClient;
-import io.scrouter.extproc.testing.TrafficDriver;
-import io.scrouter.extproc.testing.TrafficDriver.Result;
 import io.scrouter.loadtest.Args;
+import io.scrouter.loadtest.traffic.TrafficDriver.Result;
+import io.scrouter.loadtest.traffic.TrafficDriver;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
 import org.redisson.config.Config;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;

@@ -1,7 +1,7 @@
 package io.scrouter.loadtest.fault;
 
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
-import io.scrouter.extproc.testing.ExtProcClient;
+import io.scrouter.extproc.client.ExtProcClient;
 
 import java.util.Arrays;
 import java.util.UUID;

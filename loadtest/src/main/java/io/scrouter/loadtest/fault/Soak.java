@@ -2,9 +2,10 @@ package io.scrouter.loadtest.fault;
 
 import io.grpc.ManagedChannel;
 import io.grpc.netty.NettyChannelBuilder;
-import io.scrouter.extproc.testing.ExtProcClient;
-import io.scrouter.testkit.redis.RedisProcess;
+import io.scrouter.extproc.client.ExtProcClient;
 import io.scrouter.loadtest.Args;
+import io.scrouter.loadtest.LoadTools;
+import io.scrouter.testkit.redis.RedisProcess;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
@@ -62,7 +63,7 @@ public final class Soak {
                 System.out.println("|---:|---:|---:|---:|---:|---:|---:|");
                 List<HeapTrend.Sample> samples = new ArrayList<>();
                 long start = System.nanoTime();
-                try (SessionChurn churn = new SessionChurn(new ExtProcClient(channel), threads, 500, 8,
+                try (SessionChurn churn = new SessionChurn(new ExtProcClient(channel, LoadTools.ANSWER_WAIT), threads, 500, 8,
                         runMillis / 1000 + 30, 500_000_000L)) {
                     churn.nextWindow();
                     while (true) {

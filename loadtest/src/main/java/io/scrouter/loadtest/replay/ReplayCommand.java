@@ -2,8 +2,9 @@ package io.scrouter.loadtest.replay;
 
 import io.grpc.ManagedChannel;
 import io.grpc.netty.NettyChannelBuilder;
+import io.scrouter.extproc.client.ExtProcClient;
 import io.scrouter.loadtest.Args;
-import io.scrouter.loadtest.bench.ExtProcCalls;
+import io.scrouter.loadtest.LoadTools;
 import io.scrouter.loadtest.trace.TraceEvent;
 
 import java.util.List;
@@ -69,7 +70,7 @@ public final class ReplayCommand {
             try {
                 System.out.printf(Locale.ROOT, "replaying %d events of %d sessions against %s at %.0fx speed ...%n",
                         trace.size(), TraceFile.sessions(trace), target, speed);
-                ServiceReplay replay = new ServiceReplay(new ExtProcCalls(channel), replicas, speed);
+                ServiceReplay replay = new ServiceReplay(new ExtProcClient(channel, LoadTools.ANSWER_WAIT), replicas, speed);
                 long start = System.nanoTime();
                 ReplayStats stats = replay.run(trace, (long) (args.getDouble("drain-seconds", 60) * 1000));
                 System.out.printf(Locale.ROOT, "done in %.1f s (replay fell behind the trace by at most %d ms)%n%n",

@@ -1,8 +1,7 @@
 package io.scrouter.loadtest.replay;
 
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
-import io.scrouter.extproc.testing.ExtProcClient;
-import io.scrouter.loadtest.bench.ExtProcCalls;
+import io.scrouter.extproc.client.ExtProcClient;
 import io.scrouter.loadtest.bench.Latencies;
 import io.scrouter.loadtest.trace.Replay;
 import io.scrouter.loadtest.trace.TraceEvent;
@@ -29,7 +28,7 @@ public final class ServiceReplay {
 
     private static final CompletableFuture<Void> IDLE = CompletableFuture.completedFuture(null);
 
-    private final ExtProcCalls calls;
+    private final ExtProcClient calls;
     private final SimulatedReplicas replicas;
     private final double speed;
     private final Map<String, CompletableFuture<Void>> lanes = new HashMap<>();
@@ -38,7 +37,7 @@ public final class ServiceReplay {
     private long startNanos;
     private long maxLagMillis;
 
-    public ServiceReplay(ExtProcCalls calls, SimulatedReplicas replicas, double speed) {
+    public ServiceReplay(ExtProcClient calls, SimulatedReplicas replicas, double speed) {
         this.calls = calls;
         this.replicas = replicas;
         this.speed = speed;
@@ -110,7 +109,7 @@ public final class ServiceReplay {
         CompletableFuture<LiveReplica> routed = new CompletableFuture<>();
         Latencies decisions = newSession ? stats.newSessionDecisions : stats.knownSessionDecisions;
         long sent = System.nanoTime();
-        calls.send(rpc, session, (response, error) -> {
+        calls.sendAsync(ExtProcClient.sparkCall(rpc, session)).whenComplete((response, error) -> {
             decisions.add(System.nanoTime() - sent);
             routed.complete(error != null ? transportError() : routedTo(session, response));
         });

@@ -3,8 +3,9 @@ package io.scrouter.loadtest.replay;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.NettyChannelBuilder;
 import io.scrouter.extproc.RouterServer;
+import io.scrouter.extproc.client.ExtProcClient;
 import io.scrouter.extproc.config.ConfigLoader;
-import io.scrouter.loadtest.bench.ExtProcCalls;
+import io.scrouter.loadtest.LoadTools;
 import io.scrouter.loadtest.trace.TraceEvent;
 import org.junit.jupiter.api.Test;
 
@@ -37,7 +38,7 @@ class ServiceReplayTest {
             assertThat(replicas.awaitProbed(1, 10_000)).isTrue();
             ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", router.port()).usePlaintext().build();
             try {
-                ReplayStats stats = new ServiceReplay(new ExtProcCalls(channel), replicas, 10).run(trace, 10_000);
+                ReplayStats stats = new ServiceReplay(new ExtProcClient(channel, LoadTools.ANSWER_WAIT), replicas, 10).run(trace, 10_000);
 
                 assertThat(stats.placements.values().stream().mapToInt(a -> a.get()).sum()).isEqualTo(6);
                 assertThat(stats.routedElsewhere()).isZero();

@@ -1,20 +1,13 @@
-package io.scrouter.extproc.envoy;
+package io.scrouter.extproc.client;
 
-import com.google.protobuf.ByteString;
-import io.envoyproxy.envoy.config.core.v3.HeaderMap;
-import io.envoyproxy.envoy.config.core.v3.HeaderValue;
-import io.envoyproxy.envoy.service.ext_proc.v3.ExternalProcessorGrpc;
-import io.envoyproxy.envoy.service.ext_proc.v3.HttpHeaders;
-import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
-import io.grpc.StatusRuntimeException;
 import io.grpc.netty.NettyChannelBuilder;
-import io.grpc.stub.StreamObserver;
 import io.scrouter.extproc.cli.Converters.HostPort;
 import io.scrouter.extproc.cli.Converters.HostPortValue;
 import io.scrouter.extproc.cli.ManifestVersion;
+import io.scrouter.extproc.envoy.RouteHeaders;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -23,11 +16,10 @@ import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
@@ -67,25 +59,27 @@ public final class CheckCommand implements Callable<Integer> {
     }
 
     @Override
-    public Integer call() {
+    public Integer call() throws Exception {
         if (times < 1 || times > 1000) {
             throw new ParameterException(spec.commandLine(), "--times must be from 1 to 1000, not " + times);
         }
         String sessionId = session != null ? session : UUID.randomUUID().toString();
         ManagedChannel channel = NettyChannelBuilder.forAddress(target.host(), target.port()).usePlaintext().build();
         try {
-            ExternalProcessorGrpc.ExternalProcessorStub stub = ExternalProcessorGrpc.newStub(channel);
+            ExtProcClient router = new ExtProcClient(channel, ANSWER_WITHIN);
             int rejected = 0;
             for (int i = 0; i < times; i++) {
-                ProcessingResponse answer = ask(stub, sessionId, method);
+                ProcessingResponse answer = router.sendEndOfStream(ExtProcClient.sparkCall(method, sessionId));
                 out.println("session " + sessionId + " " + method + " -> " + describe(answer));
                 rejected += answer.hasImmediateResponse() ? 1 : 0;
             }
             return rejected == 0 ? 0 : 1;
-        } catch (StatusRuntimeException e) {
+        } catch (ExecutionException | TimeoutException e) {
+            Status status = e instanceof TimeoutException
+                    ? Status.DEADLINE_EXCEEDED.withDescription("no answer within " + ANSWER_WITHIN.toSeconds() + " s")
+                    : Status.fromThrowable(e.getCause());
             spec.commandLine().getErr().println("scrouter check: no answer from the router at " + target + ": "
-                    + e.getStatus().getCode() + (e.getStatus().getDescription() == null ? ""
-                    : " (" + e.getStatus().getDescription() + ")")
+                    + status.getCode() + (status.getDescription() == null ? "" : " (" + status.getDescription() + ")")
                     + ". Is it running, and is --target its ext_proc port (server.port)?");
             return 1;
         } finally {
@@ -93,53 +87,8 @@ public final class CheckCommand implements Callable<Integer> {
         }
     }
 
-    private static ProcessingResponse ask(ExternalProcessorGrpc.ExternalProcessorStub stub, String session,
-                                          String method) {
-        HeaderMap.Builder headers = HeaderMap.newBuilder();
-        put(headers, ":method", "POST");
-        put(headers, ":path", "/spark.connect.SparkConnectService/" + method);
-        put(headers, "content-type", "application/grpc");
-        put(headers, RouteHeaders.SESSION_ID, session);
-        CompletableFuture<ProcessingResponse> answer = new CompletableFuture<>();
-        StreamObserver<ProcessingRequest> stream = stub.withDeadlineAfter(5, TimeUnit.SECONDS).process(
-                new StreamObserver<>() {
-                    @Override
-                    public void onNext(ProcessingResponse value) {
-                        answer.complete(value);
-                    }
-
-                    @Override
-                    public void onError(Throwable t) {
-                        answer.completeExceptionally(Status.fromThrowable(t).asRuntimeException());
-                    }
-
-                    @Override
-                    public void onCompleted() {
-                        answer.completeExceptionally(Status.INTERNAL.withDescription("the router closed the "
-                                + "stream without answering").asRuntimeException());
-                    }
-                });
-        stream.onNext(ProcessingRequest.newBuilder().setRequestHeaders(HttpHeaders.newBuilder()
-                .setHeaders(headers).setEndOfStream(true)).build());
-        try {
-            return answer.get(6, TimeUnit.SECONDS);
-        } catch (ExecutionException e) {
-            throw e.getCause() instanceof StatusRuntimeException s ? s
-                    : Status.INTERNAL.withDescription(e.getCause().toString()).asRuntimeException();
-        } catch (TimeoutException e) {
-            throw Status.DEADLINE_EXCEEDED.withDescription("no answer within 6s").asRuntimeException();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw Status.CANCELLED.withDescription("interrupted").asRuntimeException();
-        } finally {
-            stream.onCompleted();
-        }
-    }
-
-    private static void put(HeaderMap.Builder headers, String key, String value) {
-        headers.addHeaders(HeaderValue.newBuilder().setKey(key)
-                .setRawValue(ByteString.copyFrom(value, StandardCharsets.UTF_8)));
-    }
+    /** Far above any decision deadline: a router that answers at all answers within it. */
+    private static final Duration ANSWER_WITHIN = Duration.ofSeconds(6);
 
     static String describe(ProcessingResponse r) {
         if (r.hasImmediateResponse()) {

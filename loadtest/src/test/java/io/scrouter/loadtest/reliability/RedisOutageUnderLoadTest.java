@@ -1,4 +1,4 @@
-package io.scrouter.extproc.reliability;
+package io.scrouter.loadtest.reliability;
 
 import io.grpc.Status;
 import io.scrouter.extproc.RouterServer;
@@ -6,10 +6,10 @@ import io.scrouter.extproc.config.RouterConfig;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.routing.Decision;
 import io.scrouter.extproc.testing.Await;
-import io.scrouter.extproc.testing.LocalCluster;
 import io.scrouter.extproc.testing.Patience;
 import io.scrouter.extproc.testing.RouterCounters;
-import io.scrouter.extproc.testing.TrafficDriver;
+import io.scrouter.loadtest.reliability.LocalCluster;
+import io.scrouter.loadtest.traffic.TrafficDriver;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package io.scrouter.extproc.testing;
+package io.scrouter.testkit.spark;
 
 import com.sun.net.httpserver.HttpServer;
 

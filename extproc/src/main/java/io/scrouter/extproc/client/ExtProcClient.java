@@ -1,4 +1,4 @@
-package io.scrouter.extproc.testing;
+package io.scrouter.extproc.client;
 
 import com.google.protobuf.ByteString;
 import io.envoyproxy.envoy.config.core.v3.HeaderMap;
@@ -8,6 +8,7 @@ import io.envoyproxy.envoy.service.ext_proc.v3.HttpHeaders;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
 import io.grpc.Channel;
+import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import io.scrouter.extproc.envoy.RouteHeaders;
 
@@ -20,30 +21,32 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A client of the router's ext_proc service that sends what Envoy sends: one {@code Process} stream per request,
- * request headers with values in {@code raw_value} only, body messages when asked for. It drives the router's
- * decisions directly; the data path around it (Envoy's stream lifetime, the route to a replica) is the
- * Envoy stand-in's job ({@code io.scrouter.testkit.envoy.EnvoyStandIn}).
+ * request headers with values in {@code raw_value} only, body messages when asked for. The {@code check}
+ * command, the load tools and the tests all use it. It drives the router's decisions directly; the data path
+ * around it (Envoy's stream lifetime, the route to a replica) is the Envoy stand-in's job in the tests.
  */
 public final class ExtProcClient {
+
+    /**
+     * Spark's JVM client waits 50 ms before its first retry of an UNAVAILABLE call ({@code RetryPolicy.defaultPolicy}
+     * in Spark Connect's {@code RetryPolicy.scala}: {@code initialBackoff = 50 ms}, growing 4 times per retry; kept
+     * flat here, as the retries only span a store blip).
+     */
+    private static final long RETRY_PAUSE_MILLIS = 50;
 
     private final ExternalProcessorGrpc.ExternalProcessorStub stub;
     private final Duration answerWithin;
 
     /**
-     * For the load tools, which record a late answer rather than fail it: waits up to 10 s for each answer.
-     * Tests use {@link #ExtProcClient(Channel, Duration)} with a bound from the router's configuration.
+     * @param answerWithin how long the blocking calls wait for the router's answers (the asynchronous ones do not
+     *                     wait: their caller puts its own bound on them)
      */
-    public ExtProcClient(Channel channel) {
-        this(channel, Duration.ofSeconds(10));
-    }
-
-    /** @param answerWithin how long to wait for the router's answers, e.g. {@link Patience#decision} */
     public ExtProcClient(Channel channel, Duration answerWithin) {
         this.stub = ExternalProcessorGrpc.newStub(channel);
         this.answerWithin = answerWithin;
     }
 
-    /** Headers of a Spark Connect call for {@code method} with the session header set. */
+    /** Headers of a Spark Connect call for {@code method} with the session header set (none when null). */
     public static List<String[]> sparkCall(String method, String sessionId) {
         List<String[]> h = new ArrayList<>();
         h.add(new String[] {":method", "POST"});
@@ -58,6 +61,7 @@ public final class ExtProcClient {
         return h;
     }
 
+    /** The {@code request_headers} message Envoy sends for these headers, more of the request to follow. */
     public static ProcessingRequest headersRequest(List<String[]> headers) {
         HeaderMap.Builder map = HeaderMap.newBuilder();
         for (String[] kv : headers) {
@@ -74,6 +78,13 @@ public final class ExtProcClient {
         return exchange(List.of(headersRequest(headers))).get(0);
     }
 
+    /** Sends headers that end the request (no body follows, as for a bodiless call) and returns the answer. */
+    public ProcessingResponse sendEndOfStream(List<String[]> headers) throws Exception {
+        ProcessingRequest.Builder r = headersRequest(headers).toBuilder();
+        r.getRequestHeadersBuilder().setEndOfStream(true);
+        return exchange(List.of(r.build())).get(0);
+    }
+
     /**
      * Sends one request's headers as Spark's client sends a call: a {@code UNAVAILABLE} answer (the router's
      * "retry", for a store blip) is retried until {@code within} has passed; any other answer is returned.
@@ -82,7 +93,7 @@ public final class ExtProcClient {
         long deadline = System.nanoTime() + within.toNanos();
         while (true) {
             ProcessingResponse r = send(headers);
-            if (rejectionCode(r) != io.grpc.Status.Code.UNAVAILABLE.value() || System.nanoTime() - deadline > 0) {
+            if (rejectionCode(r) != Status.Code.UNAVAILABLE.value() || System.nanoTime() - deadline > 0) {
                 return r;
             }
             Thread.sleep(RETRY_PAUSE_MILLIS);
@@ -90,29 +101,49 @@ public final class ExtProcClient {
     }
 
     /**
-     * Spark's JVM client waits 50 ms before its first retry of an UNAVAILABLE call ({@code RetryPolicy.defaultPolicy}
-     * in Spark Connect's {@code RetryPolicy.scala}: {@code initialBackoff = 50 ms}, growing 4 times per retry; kept
-     * flat here, as the retries only span a store blip).
+     * Sends one request's headers without waiting: the answer completes the future on a gRPC thread (keep what
+     * follows short). Thousands can be in flight at once, which is what a busy Envoy produces.
      */
-    private static final long RETRY_PAUSE_MILLIS = 50;
-
-    /** Sends headers that end the request (no body follows, as for a bodiless call) and returns the answer. */
-    public ProcessingResponse sendEndOfStream(List<String[]> headers) throws Exception {
-        ProcessingRequest.Builder r = headersRequest(headers).toBuilder();
-        r.getRequestHeadersBuilder().setEndOfStream(true);
-        return exchange(List.of(r.build())).get(0);
+    public CompletableFuture<ProcessingResponse> sendAsync(List<String[]> headers) {
+        CompletableFuture<ProcessingResponse> answer = new CompletableFuture<>();
+        stream(List.of(headersRequest(headers)), 1).whenComplete((answers, error) -> {
+            if (error != null) {
+                answer.completeExceptionally(error);
+            } else if (answers.isEmpty()) {
+                answer.completeExceptionally(Status.INTERNAL.withDescription("the router closed the stream without "
+                        + "answering").asRuntimeException());
+            } else {
+                answer.complete(answers.get(0));
+            }
+        });
+        return answer;
     }
 
-    /** Sends the given messages on one stream; returns one answer per message. */
+    /** Sends the given messages on one stream; returns the answers, one per message unless the router closed first. */
     public List<ProcessingResponse> exchange(List<ProcessingRequest> requests) throws Exception {
+        return stream(requests, requests.size()).get(answerWithin.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** Sends the given messages and half-closes, then returns every answer until the router ends the stream. */
+    public List<ProcessingResponse> exchangeUntilClosed(List<ProcessingRequest> requests) throws Exception {
+        return stream(requests, Integer.MAX_VALUE).get(answerWithin.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * One {@code Process} stream: sends {@code requests}, and completes with the answers once {@code wanted} have
+     * come or the router closed the stream, whichever is first; then half-closes. Fails if the stream fails.
+     */
+    private CompletableFuture<List<ProcessingResponse>> stream(List<ProcessingRequest> requests, int wanted) {
         List<ProcessingResponse> answers = new ArrayList<>();
         CompletableFuture<List<ProcessingResponse>> done = new CompletableFuture<>();
         StreamObserver<ProcessingRequest> out = stub.process(new StreamObserver<>() {
             @Override
-            public synchronized void onNext(ProcessingResponse r) {
-                answers.add(r);
-                if (answers.size() == requests.size()) {
-                    done.complete(List.copyOf(answers));
+            public void onNext(ProcessingResponse r) {
+                synchronized (answers) {
+                    answers.add(r);
+                    if (answers.size() == wanted) {
+                        done.complete(List.copyOf(answers));
+                    }
                 }
             }
 
@@ -123,20 +154,27 @@ public final class ExtProcClient {
 
             @Override
             public void onCompleted() {
-                done.complete(List.copyOf(answers));
+                synchronized (answers) {
+                    done.complete(List.copyOf(answers));
+                }
             }
         });
         for (ProcessingRequest r : requests) {
             out.onNext(r);
         }
-        try {
-            return done.get(answerWithin.toMillis(), TimeUnit.MILLISECONDS);
-        } finally {
+        if (wanted == Integer.MAX_VALUE) {
             out.onCompleted();
+        } else {
+            done.whenComplete((answered, error) -> {
+                if (error == null) {
+                    out.onCompleted();
+                }
+            });
         }
+        return done;
     }
 
-    /** The {@code ip:port} the answer routes to, or null if it does not set our header. */
+    /** The {@code ip:port} the answer routes to, or null if it does not set the route header. */
     public static String upstreamOf(ProcessingResponse r) {
         if (!r.hasRequestHeaders()) {
             return null;
@@ -154,8 +192,8 @@ public final class ExtProcClient {
         return r.hasImmediateResponse() ? r.getImmediateResponse().getGrpcStatus().getStatus() : -1;
     }
 
+    /** The message of an immediate rejection, for the user. */
     public static String rejectionMessage(ProcessingResponse r) {
         return r.getImmediateResponse().getBody().toString(StandardCharsets.UTF_8);
     }
-
 }

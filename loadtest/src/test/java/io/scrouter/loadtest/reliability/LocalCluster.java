@@ -1,15 +1,18 @@
-package io.scrouter.extproc.testing;
+package io.scrouter.loadtest.reliability;
 
 import io.grpc.ManagedChannel;
 import io.grpc.netty.NettyChannelBuilder;
 import io.scrouter.extproc.RouterServer;
+import io.scrouter.extproc.client.ExtProcClient;
 import io.scrouter.extproc.config.ConfigLoader;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.extproc.redis.RedisInstanceStore;
 import io.scrouter.extproc.redis.RedisKeys;
 import io.scrouter.extproc.session.Binding;
+import io.scrouter.extproc.testing.Patience;
 import io.scrouter.testkit.redis.RedisProcess;
+import io.scrouter.testkit.spark.SparkRestStandIn;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;

@@ -1,6 +1,7 @@
-package io.scrouter.extproc.testing;
+package io.scrouter.loadtest.traffic;
 
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
+import io.scrouter.extproc.client.ExtProcClient;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -50,7 +51,7 @@ public final class TrafficDriver implements AutoCloseable {
      * @param reuseNewSessions new sessions join the set that later requests pick from, so they are seen again,
      *                         possibly by another router
      * @param requestBound     the longest one request may take before its client gives up (the clients' answer
-     *                         deadline, e.g. {@link Patience#decision}): a driver that completes nothing for this
+     *                         deadline, e.g. {@code Patience.decision}): a driver that completes nothing for this
      *                         long has stalled
      */
     public TrafficDriver(List<ExtProcClient> routers, int longLived, int threads, int newSessionEvery,

@@ -1,4 +1,4 @@
-package io.scrouter.extproc.envoy;
+package io.scrouter.extproc.client;
 
 import io.scrouter.extproc.Main;
 import io.scrouter.extproc.RouterServer;

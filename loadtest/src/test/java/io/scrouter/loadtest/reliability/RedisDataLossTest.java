@@ -1,12 +1,12 @@
-package io.scrouter.extproc.reliability;
+package io.scrouter.loadtest.reliability;
 
 import io.scrouter.extproc.RouterServer;
+import io.scrouter.extproc.client.ExtProcClient;
 import io.scrouter.extproc.config.RouterConfig;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.testing.Await;
-import io.scrouter.extproc.testing.ExtProcClient;
-import io.scrouter.extproc.testing.LocalCluster;
 import io.scrouter.extproc.testing.Patience;
+import io.scrouter.loadtest.reliability.LocalCluster;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
