@@ -25,6 +25,7 @@ import io.scrouter.extproc.redis.RedisClients;
 import io.scrouter.extproc.redis.RedisInstanceStore;
 import io.scrouter.extproc.redis.RedisKeys;
 import io.scrouter.extproc.redis.RedisSessionStore;
+import io.scrouter.extproc.routing.ReplicaGroups;
 import io.scrouter.extproc.routing.RouterSettings;
 import io.scrouter.extproc.routing.Routing;
 import io.scrouter.extproc.routing.SessionCounts;
@@ -109,7 +110,7 @@ public final class RouterServer implements AutoCloseable {
             feed = BindingFeed.NONE;
             this.sessions = new ObservedSessionStore(new InMemorySessionStore(ttls(config), clock), metrics);
             instances = new StaticInstanceStore(config.pool().staticReplicas().stream()
-                    .map(s -> new Replica(s.id(), s.grpc(), s.metricsUrl(), s.state())).toList());
+                    .map(s -> new Replica(s.id(), s.grpc(), s.metricsUrl(), s.state(), null, s.group())).toList());
         }
         this.pool = new ServerPool();
         this.poolRefresher = new PoolRefresher(instances, pool, poolReadDeadline(), config.pool().departureGrace(),
@@ -126,7 +127,8 @@ public final class RouterServer implements AutoCloseable {
         Placer placer = new Placer(Policies.byName(p.policy(),
                 new PolicySettings(p.utilisationWeight(), p.sessionWeight(), p.sessionCap())));
         this.routing = Routing.assemble(pool, poolRefresher, sessions, feed,
-                new Routing.PlacementInputs(placer, board, counts, ThreadLocalRandom::current),
+                new Routing.PlacementInputs(placer, board, counts, ThreadLocalRandom::current,
+                        ReplicaGroups.from(config.groups())),
                 RouterSettings.from(config), time);
         this.status = new RouterStatus(pool, board, prober, poolRefresher, routing, clock);
         statusRef[0] = status;
@@ -189,7 +191,8 @@ public final class RouterServer implements AutoCloseable {
             } catch (Exception e) {
                 LOG.warn("could not prepare the session store ({}); its first calls may be slower", e.toString());
             }
-            Warmup.run(routing.router(), limits, time);
+            Warmup.run(routing.router(), limits, time,
+                    config.groups().map(g -> g.allow().keySet().iterator().next()).orElse(null));
         }
         if (config.admin().port() >= 0) {
             admin = new AdminServer(config.admin().bindAddress(), config.admin().port(), status, sessions);

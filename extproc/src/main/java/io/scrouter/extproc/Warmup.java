@@ -1,18 +1,12 @@
 package io.scrouter.extproc;
 
 import com.google.protobuf.ByteString;
-import io.envoyproxy.envoy.config.core.v3.HeaderMap;
-import io.envoyproxy.envoy.config.core.v3.HeaderValue;
-import io.envoyproxy.envoy.service.ext_proc.v3.ExternalProcessorGrpc;
-import io.envoyproxy.envoy.service.ext_proc.v3.HttpBody;
-import io.envoyproxy.envoy.service.ext_proc.v3.HttpHeaders;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
-import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.NettyServerBuilder;
-import io.grpc.stub.StreamObserver;
+import io.scrouter.extproc.client.ExtProcClient;
 import io.scrouter.extproc.envoy.DecisionObserver;
 import io.scrouter.extproc.envoy.ExtProcService;
 import io.scrouter.extproc.envoy.RouteHeaders;
@@ -20,6 +14,7 @@ import io.scrouter.extproc.envoy.StreamLimits;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.extproc.routing.Decision;
+import io.scrouter.extproc.routing.Request;
 import io.scrouter.extproc.routing.SessionRouter;
 import io.scrouter.extproc.runtime.TimeSource;
 import org.slf4j.Logger;
@@ -30,6 +25,9 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
@@ -61,7 +59,11 @@ final class Warmup {
     }
 
     /** Runs the warm-up; returns how many streams were answered. Never throws: a cold start is not fatal. */
-    static int run(SessionRouter router, StreamLimits limits, TimeSource time) {
+    /**
+     * @param group a request group the configuration allows, sent on the warm-up requests so that they reach
+     *              placement; null without groups
+     */
+    static int run(SessionRouter router, StreamLimits limits, TimeSource time, String group) {
         long started = System.nanoTime();
         Server server = null;
         ManagedChannel channel = null;
@@ -70,19 +72,19 @@ final class Warmup {
             server = NettyServerBuilder.forAddress(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
                     .directExecutor()
                     .maxInboundMessageSize(limits.maxInboundMessageBytes())
-                    .addService(new ExtProcService((path, id) -> CompletableFuture.completedFuture(dryRun(router,
-                            path, id)), DecisionObserver.NONE, limits, time))
+                    .addService(new ExtProcService(request -> CompletableFuture.completedFuture(
+                            dryRun(router, request)), DecisionObserver.NONE, limits, time))
                     .build().start();
             channel = NettyChannelBuilder.forAddress(InetAddress.getLoopbackAddress().getHostAddress(),
                     server.getPort()).usePlaintext().directExecutor().build();
-            ExternalProcessorGrpc.ExternalProcessorStub stub = ExternalProcessorGrpc.newStub(channel);
+            ExtProcClient client = new ExtProcClient(channel, Duration.ofMillis(BUDGET_MILLIS));
             Semaphore inFlight = new Semaphore(IN_FLIGHT);
             long deadline = started + TimeUnit.MILLISECONDS.toNanos(BUDGET_MILLIS);
             for (int i = 0; i < STREAMS && System.nanoTime() < deadline; i++) {
                 if (!inFlight.tryAcquire(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
                     break;
                 }
-                exchange(stub, i).whenComplete((n, e) -> inFlight.release());
+                exchange(client, i, group).whenComplete((n, e) -> inFlight.release());
                 answered++;
             }
             inFlight.tryAcquire(IN_FLIGHT, Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
@@ -103,58 +105,35 @@ final class Warmup {
         return answered;
     }
 
-    private static Decision dryRun(SessionRouter router, String path, String sessionId) {
-        Decision d = router.dryRun(path, sessionId);
+    private static Decision dryRun(SessionRouter router, Request request) {
+        Decision d = router.dryRun(request);
         if (d instanceof Decision.Reject reject && reject.reason().equals("no_ready_replica")) {
             return new Decision.Route(NOWHERE, Decision.Outcome.PLACED);
         }
         return d;
     }
 
-    /** One stream of one of four shapes: header route, body route, header rejection, body rejection. */
-    private static CompletableFuture<Void> exchange(ExternalProcessorGrpc.ExternalProcessorStub stub, int i) {
+    /**
+     * One stream of one of four shapes: header route, body route, header rejection, body rejection. Ends when the
+     * router closes it, whatever it answered.
+     */
+    private static CompletableFuture<Void> exchange(ExtProcClient client, int i, String group) {
         String session = UUID.randomUUID().toString();
         boolean body = i % 4 >= 2;
         boolean reject = i % 2 == 1;
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        StreamObserver<ProcessingRequest> out = stub.withDeadlineAfter(BUDGET_MILLIS, TimeUnit.MILLISECONDS)
-                .process(new StreamObserver<>() {
-                    @Override
-                    public void onNext(ProcessingResponse value) {
-                    }
-
-                    @Override
-                    public void onError(Throwable t) {
-                        done.complete(null);
-                    }
-
-                    @Override
-                    public void onCompleted() {
-                        done.complete(null);
-                    }
-                });
-        HeaderMap.Builder headers = HeaderMap.newBuilder();
-        put(headers, ":method", "POST");
-        put(headers, ":path", "/spark.connect.SparkConnectService/ExecutePlan");
-        put(headers, "content-type", "application/grpc");
-        if (!body) {
-            put(headers, RouteHeaders.SESSION_ID, reject ? "not-a-uuid" : session);
+        String id = reject ? "not-a-uuid" : session;
+        List<String[]> headers = ExtProcClient.sparkCall("ExecutePlan", body ? null : id);
+        if (group != null) {
+            headers.add(new String[] {RouteHeaders.GROUP, group});
         }
-        out.onNext(ProcessingRequest.newBuilder().setRequestHeaders(HttpHeaders.newBuilder().setHeaders(headers))
-                .build());
+        List<ProcessingRequest> messages = new ArrayList<>();
+        messages.add(ExtProcClient.headersRequest(headers));
         if (body) {
-            byte[] id = (reject ? "not-a-uuid" : session).getBytes(StandardCharsets.US_ASCII);
-            ByteBuffer frame = ByteBuffer.allocate(5 + 2 + id.length).put((byte) 0).putInt(2 + id.length)
-                    .put((byte) 0x0A).put((byte) id.length).put(id);
-            out.onNext(ProcessingRequest.newBuilder().setRequestBody(HttpBody.newBuilder()
-                    .setBody(ByteString.copyFrom(frame.array())).setEndOfStream(true)).build());
+            byte[] bytes = id.getBytes(StandardCharsets.US_ASCII);
+            ByteBuffer frame = ByteBuffer.allocate(5 + 2 + bytes.length).put((byte) 0).putInt(2 + bytes.length)
+                    .put((byte) 0x0A).put((byte) bytes.length).put(bytes);
+            messages.add(ExtProcClient.bodyRequest(ByteString.copyFrom(frame.array()), true));
         }
-        out.onCompleted();
-        return done;
-    }
-
-    private static void put(HeaderMap.Builder headers, String key, String value) {
-        headers.addHeaders(HeaderValue.newBuilder().setKey(key)
-                .setRawValue(ByteString.copyFrom(value, StandardCharsets.US_ASCII)));
+        return client.exchangeUntilClosedAsync(messages).handle((answers, error) -> null);
     }
 }

@@ -4,6 +4,7 @@ import com.google.protobuf.ByteString;
 import io.envoyproxy.envoy.config.core.v3.HeaderMap;
 import io.envoyproxy.envoy.config.core.v3.HeaderValue;
 import io.envoyproxy.envoy.service.ext_proc.v3.ExternalProcessorGrpc;
+import io.envoyproxy.envoy.service.ext_proc.v3.HttpBody;
 import io.envoyproxy.envoy.service.ext_proc.v3.HttpHeaders;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
@@ -73,6 +74,12 @@ public final class ExtProcClient {
                 .build();
     }
 
+    /** A {@code request_body} message carrying {@code body}. */
+    public static ProcessingRequest bodyRequest(ByteString body, boolean endOfStream) {
+        return ProcessingRequest.newBuilder()
+                .setRequestBody(HttpBody.newBuilder().setBody(body).setEndOfStream(endOfStream)).build();
+    }
+
     /** Sends one request's headers on a new stream and returns the single answer. */
     public ProcessingResponse send(List<String[]> headers) throws Exception {
         return exchange(List.of(headersRequest(headers))).get(0);
@@ -126,7 +133,12 @@ public final class ExtProcClient {
 
     /** Sends the given messages and half-closes, then returns every answer until the router ends the stream. */
     public List<ProcessingResponse> exchangeUntilClosed(List<ProcessingRequest> requests) throws Exception {
-        return stream(requests, Integer.MAX_VALUE).get(answerWithin.toMillis(), TimeUnit.MILLISECONDS);
+        return exchangeUntilClosedAsync(requests).get(answerWithin.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** {@link #exchangeUntilClosed} without waiting: the caller bounds it. */
+    public CompletableFuture<List<ProcessingResponse>> exchangeUntilClosedAsync(List<ProcessingRequest> requests) {
+        return stream(requests, Integer.MAX_VALUE);
     }
 
     /**

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaAddress;
 import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.scorer.policy.Policies;
@@ -153,7 +154,8 @@ public final class ConfigLoader {
             ReplicaState state = ReplicaState.parse(stateText).orElseThrow(() -> new ConfigException(r.key("state"),
                     "must be ready, warming or draining, got '" + stateText + "'"));
             RouterConfig.StaticReplica replica = new RouterConfig.StaticReplica(
-                    r.requiredString("id"), r.requiredString("grpc"), r.string("metricsUrl", null), state);
+                    r.requiredString("id"), r.requiredString("grpc"), r.string("metricsUrl", null), state,
+                    r.string("group", Replica.DEFAULT_GROUP));
             checkReplica(r, replica);
             if (!ids.add(replica.id())) {
                 throw new ConfigException(r.key("id"), "repeats replica id '" + replica.id() + "'");
@@ -220,13 +222,16 @@ public final class ConfigLoader {
                 m.integer("port", -1, -1, 65535));
         m.rejectUnknownKeys();
 
+        Optional<RouterConfig.Groups> groups = root.has("groups")
+                ? Optional.of(GroupsSection.read(root.section("groups"))) : Optional.empty();
+
         root.rejectUnknownKeys();
         if (redis.isEmpty() && statics.isEmpty()) {
             throw new ConfigException("pool.static", "is empty and no redis is configured: the router would "
                     + "know no replica; list replicas under pool.static or configure redis");
         }
         return new RouterConfig(server, redis, new RouterConfig.Pool(pollInterval, List.copyOf(statics), departureGrace), probe,
-                sessions, placement, admin, metrics);
+                sessions, placement, admin, metrics, groups);
     }
 
     private static RouterConfig.Redis redis(Section r) {
@@ -287,6 +292,9 @@ public final class ConfigLoader {
     private static void checkReplica(Section r, RouterConfig.StaticReplica replica) {
         if (!ReplicaAddress.isValidId(replica.id())) {
             throw new ConfigException(r.key("id"), ReplicaAddress.ID_RULE + ", got '" + replica.id() + "'");
+        }
+        if (!ReplicaAddress.isValidId(replica.group())) {
+            throw new ConfigException(r.key("group"), ReplicaAddress.ID_RULE + ", got '" + replica.group() + "'");
         }
         if (ReplicaAddress.parse(replica.grpc()).isEmpty()) {
             throw new ConfigException(r.key("grpc"), ReplicaAddress.ADDRESS_RULE + ", got '" + replica.grpc() + "'");

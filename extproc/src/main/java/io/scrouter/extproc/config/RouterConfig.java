@@ -4,6 +4,7 @@ import io.scrouter.extproc.pool.ReplicaState;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -11,7 +12,7 @@ import java.util.Optional;
  * passed its range check, so the rest of the service does not re-validate.
  */
 public record RouterConfig(Server server, Optional<Redis> redis, Pool pool, Probe probe, Sessions sessions,
-                           Placement placement, Admin admin, Metrics metrics) {
+                           Placement placement, Admin admin, Metrics metrics, Optional<Groups> groups) {
 
     /**
      * The ext_proc gRPC server.
@@ -110,7 +111,23 @@ public record RouterConfig(Server server, Optional<Redis> redis, Pool pool, Prob
     }
 
     /** A replica declared in the configuration file (embedded mode). */
-    public record StaticReplica(String id, String grpc, String metricsUrl, ReplicaState state) {
+    public record StaticReplica(String id, String grpc, String metricsUrl, ReplicaState state, String group) {
+    }
+
+    /**
+     * Replica groups: which replicas each request may use, by the group Envoy sets from the caller's
+     * authenticated identity. Absent means no groups: every request may use every replica.
+     *
+     * @param allow                 request group -> the replica groups its new sessions may be placed in, in
+     *                              order: the next is used when every ready replica of the one before is full
+     *                              (or there is none); known sessions must be on one of them
+     * @param withoutGroup          the request group of a request that carries none, or empty to refuse such
+     *                              requests
+     * @param maxSessionsPerReplica replica group -> the most live sessions one of its replicas takes (absent: no
+     *                              cap)
+     */
+    public record Groups(Map<String, List<String>> allow, Optional<String> withoutGroup,
+                         Map<String, Long> maxSessionsPerReplica) {
     }
 
     /** Load probes against each replica's Spark REST API. */

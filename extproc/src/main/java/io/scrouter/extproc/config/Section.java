@@ -37,6 +37,14 @@ final class Section {
         return path.isEmpty() ? name : path + "." + name;
     }
 
+    /** The names of this mapping's entries, in file order (for mappings whose keys are names, not settings). */
+    List<String> names() {
+        List<String> out = new ArrayList<>();
+        node.fieldNames().forEachRemaining(out::add);
+        read.addAll(out);
+        return out;
+    }
+
     boolean has(String name) {
         read.add(name);
         JsonNode v = node.get(name);

@@ -1,6 +1,7 @@
 package io.scrouter.extproc.envoy;
 
 import io.scrouter.extproc.routing.Decision;
+import io.scrouter.extproc.routing.Request;
 
 import java.util.concurrent.CompletableFuture;
 
@@ -12,9 +13,8 @@ import java.util.concurrent.CompletableFuture;
 public interface Decider {
 
     /**
-     * @param path      the request's {@code :path}
-     * @param sessionId the session id from the header or the body, or null when there is none
+     * @param request what the decision reads from the request
      * @return the decision; may complete on another thread, must not block the caller
      */
-    CompletableFuture<Decision> decide(String path, String sessionId);
+    CompletableFuture<Decision> decide(Request request);
 }

@@ -9,6 +9,7 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
 import io.scrouter.extproc.routing.Decision;
 import io.scrouter.extproc.routing.Rejections;
+import io.scrouter.extproc.routing.Request;
 import io.scrouter.extproc.runtime.TimeSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -156,7 +157,7 @@ final class ProcessStream implements StreamObserver<ProcessingRequest> {
     private CompletableFuture<Decision> decision(String sessionId) {
         decidedSession = sessionId;
         try {
-            return decider.decide(headers.path(), sessionId);
+            return decider.decide(new Request(headers.path(), sessionId, headers.group(), headers.groupCount()));
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }

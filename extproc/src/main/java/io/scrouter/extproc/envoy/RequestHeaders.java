@@ -18,14 +18,19 @@ import java.nio.charset.StandardCharsets;
  * @param sessionId         the first {@code x-spark-session-id} value, or null
  * @param sessionIdCount    how many {@code x-spark-session-id} entries there were
  * @param clientSetUpstream the client sent our route header itself (it will be overwritten)
+ * @param group             the first group header value (set by Envoy from the caller's identity), or null
+ * @param groupCount        how many group header entries there were
  */
-public record RequestHeaders(String path, String sessionId, int sessionIdCount, boolean clientSetUpstream) {
+public record RequestHeaders(String path, String sessionId, int sessionIdCount, boolean clientSetUpstream,
+                             String group, int groupCount) {
 
     public static RequestHeaders read(HeaderMap headers) {
         String path = null;
         String sessionId = null;
         int sessionIdCount = 0;
         boolean upstream = false;
+        String group = null;
+        int groupCount = 0;
         for (HeaderValue h : headers.getHeadersList()) {
             String key = h.getKey();
             if (key.equals(":path")) {
@@ -37,9 +42,14 @@ public record RequestHeaders(String path, String sessionId, int sessionIdCount, 
                 }
             } else if (key.equalsIgnoreCase(RouteHeaders.UPSTREAM)) {
                 upstream = true;
+            } else if (key.equalsIgnoreCase(RouteHeaders.GROUP)) {
+                groupCount++;
+                if (group == null) {
+                    group = value(h);
+                }
             }
         }
-        return new RequestHeaders(path, sessionId, sessionIdCount, upstream);
+        return new RequestHeaders(path, sessionId, sessionIdCount, upstream, group, groupCount);
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.scrouter.extproc.envoy;
 
+import io.scrouter.extproc.routing.ReplicaGroups;
 import io.scrouter.extproc.routing.SessionIds;
 
 /**
@@ -19,6 +20,12 @@ public final class RouteHeaders {
      * ext_proc runs, or a client could pick its own upstream.
      */
     public static final String UPSTREAM = "x-scrouter-upstream";
+
+    /**
+     * The caller's replica group, set by Envoy from an authenticated identity (jwt_authn's claim_to_headers); the
+     * client's copy is removed before any filter runs, like {@link #UPSTREAM}.
+     */
+    public static final String GROUP = ReplicaGroups.HEADER;
 
     /** Dynamic metadata namespace the service writes, for the stricter {@code metadata_key} variant. */
     public static final String METADATA_NAMESPACE = "scrouter";

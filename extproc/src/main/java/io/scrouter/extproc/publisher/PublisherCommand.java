@@ -6,6 +6,7 @@ import io.scrouter.extproc.cli.ManifestVersion;
 import io.scrouter.extproc.config.ConfigException;
 import io.scrouter.extproc.config.ConfigLoader;
 import io.scrouter.extproc.config.RouterConfig;
+import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.extproc.redis.RedisClients;
 import io.scrouter.extproc.redis.RedisInstanceStore;
@@ -50,6 +51,11 @@ public final class PublisherCommand implements Callable<Integer> {
             description = "The driver's Spark UI, for its REST API (for example http://10.0.0.5:4040).")
     String metricsUrl;
 
+    @Option(names = "--group", paramLabel = "NAME", defaultValue = Replica.DEFAULT_GROUP,
+            description = "The replica group it serves, such as team-a or shared (default: ${DEFAULT-VALUE}); the "
+                    + "routers' groups section says which requests may use it.")
+    String group;
+
     @Option(names = "--config", paramLabel = "FILE", description = "Router configuration whose redis section to use.")
     Path config;
 
@@ -88,7 +94,7 @@ public final class PublisherCommand implements Callable<Integer> {
         RedissonClient client = RedisClients.create(redis);
         RedisInstanceStore store = new RedisInstanceStore(client, new RedisKeys(redis.keyPrefix()));
         SparkReadiness readiness = new SparkReadiness(grpc, metricsUrl, Duration.ofSeconds(1));
-        ReplicaPublisher publisher = new ReplicaPublisher(store, id, grpc, metricsUrl, ttl, readiness);
+        ReplicaPublisher publisher = new ReplicaPublisher(store, id, grpc, metricsUrl, group, ttl, readiness);
         PublisherMetrics metrics = new PublisherMetrics(id, ttl, interval);
         HTTPServer metricsServer = metricsPort != null
                 ? HTTPServer.builder().port(metricsPort).registry(metrics.registry()).buildAndStart()
@@ -108,7 +114,7 @@ public final class PublisherCommand implements Callable<Integer> {
         }, "scrouter-publisher-drain"));
 
         LOG.atInfo().setMessage("publishing").addKeyValue("replica", id).addKeyValue("grpc", grpc)
-                .addKeyValue("metricsUrl", metricsUrl).addKeyValue("ttlMillis", ttl.toMillis())
+                .addKeyValue("metricsUrl", metricsUrl).addKeyValue("group", group).addKeyValue("ttlMillis", ttl.toMillis())
                 .addKeyValue("intervalMillis", interval.toMillis()).log();
         Runnable renew = () -> {
             try {

@@ -28,6 +28,7 @@ public final class ReplicaPublisher {
     private final String id;
     private final String grpcAddress;
     private final String metricsUrl;
+    private final String group;
     private final Duration ttl;
     private final ReadinessCheck readiness;
     private volatile ReplicaState state = ReplicaState.WARMING;
@@ -36,8 +37,15 @@ public final class ReplicaPublisher {
 
     public ReplicaPublisher(RedisInstanceStore store, String id, String grpcAddress, String metricsUrl, Duration ttl,
                             ReadinessCheck readiness) {
-        // Validates id and address the same way the router will.
-        new Replica(id, grpcAddress, metricsUrl, ReplicaState.WARMING);
+        this(store, id, grpcAddress, metricsUrl, Replica.DEFAULT_GROUP, ttl, readiness);
+    }
+
+    /** @param group the replica group it is published in ({@code --group}) */
+    public ReplicaPublisher(RedisInstanceStore store, String id, String grpcAddress, String metricsUrl, String group,
+                            Duration ttl, ReadinessCheck readiness) {
+        // Validates id, address and group the same way the router will.
+        new Replica(id, grpcAddress, metricsUrl, ReplicaState.WARMING, null, group);
+        this.group = group;
         this.store = store;
         this.id = id;
         this.grpcAddress = grpcAddress;
@@ -64,7 +72,7 @@ public final class ReplicaPublisher {
                 : readiness.notReadyReason();
         return check.thenCompose(problem -> {
             ReplicaState next = nextState(problem);
-            Replica entry = new Replica(id, grpcAddress, metricsUrl, next, readiness.instance());
+            Replica entry = new Replica(id, grpcAddress, metricsUrl, next, readiness.instance(), group);
             return store.publish(entry, ttl).thenApply(x -> next);
         });
     }

@@ -84,7 +84,8 @@ public final class RedisInstanceStore implements InstanceStore {
                     () -> new IllegalArgumentException("state must be ready, warming or draining"));
             String metrics = n.hasNonNull("metricsUrl") ? n.get("metricsUrl").asText() : null;
             String instance = n.hasNonNull("instance") ? n.get("instance").asText() : null;
-            Replica r = new Replica(id, n.path("grpc").asText(null), metrics, state, instance);
+            String group = n.hasNonNull("group") ? n.get("group").asText() : Replica.DEFAULT_GROUP;
+            Replica r = new Replica(id, n.path("grpc").asText(null), metrics, state, instance, group);
             reportedInvalid.remove(id);
             return Optional.of(r);
         } catch (IOException | IllegalArgumentException e) {
@@ -109,6 +110,7 @@ public final class RedisInstanceStore implements InstanceStore {
         if (replica.instance() != null) {
             n.put("instance", replica.instance());
         }
+        n.put("group", replica.group());
         return redis.getBucket(keys.replica(replica.id()), StringCodec.INSTANCE)
                 .setAsync(n.toString(), ttl).toCompletableFuture()
                 .thenCompose(x -> index().addAsync(replica.id()).toCompletableFuture())

@@ -2,6 +2,7 @@ package io.scrouter.extproc.routing;
 
 import io.scrouter.extproc.pool.PoolSnapshot;
 import io.scrouter.extproc.pool.Replica;
+import io.scrouter.extproc.routing.ReplicaGroups.Access;
 import io.scrouter.extproc.runtime.TimeSource;
 import io.scrouter.scorer.Candidate;
 import io.scrouter.scorer.Placement;
@@ -32,6 +33,7 @@ public final class PlacementProposer {
     private final SessionCounts counts;
     private final TimeSource time;
     private final Supplier<RandomGenerator> random;
+    private final ReplicaGroups groups;
     private volatile boolean degraded;
 
     /** Where a new session would be placed, and how that choice was made. */
@@ -42,7 +44,8 @@ public final class PlacementProposer {
      * @param random the policy's randomness (ties, sampling); thread-local in production, seeded in tests
      */
     PlacementProposer(Placer placer, LoadBoard board, SessionCounts counts, TimeSource time,
-                      Supplier<RandomGenerator> random) {
+                      Supplier<RandomGenerator> random, ReplicaGroups groups) {
+        this.groups = groups;
         this.placer = placer;
         this.board = board;
         this.counts = counts;
@@ -51,23 +54,61 @@ public final class PlacementProposer {
     }
 
     /**
-     * The replica a new session would get: by rendezvous when {@code mustAgree} (routers must choose alike
-     * without the store), by the placement policy otherwise; null when no replica takes new sessions.
+     * The replica a new session would get: from the first of the request's allowed groups with a ready replica
+     * below its group's cap (a group is skipped when all its ready replicas are full); by rendezvous when
+     * {@code mustAgree} (routers must choose alike without the store; caps are not applied then, as counts
+     * differ a little between routers), by the placement policy otherwise. Null when no allowed replica takes
+     * a new session ({@link #nothingToPropose} says why).
      */
-    Proposal propose(String session, PoolSnapshot snapshot, boolean mustAgree) {
-        if (snapshot.ready().isEmpty()) {
+    Proposal propose(String session, PoolSnapshot snapshot, boolean mustAgree, Access access) {
+        if (access.order() == null) {
+            return proposeAmong(session, snapshot.ready(), snapshot, mustAgree);
+        }
+        for (String group : access.order()) {
+            List<Replica> open = new ArrayList<>();
+            long cap = groups.capOf(group);
+            for (Replica r : snapshot.ready()) {
+                if (r.group().equals(group) && (mustAgree || counts.get(r.id()) < cap)) {
+                    open.add(r);
+                }
+            }
+            Proposal p = proposeAmong(session, open, snapshot, mustAgree);
+            if (p != null) {
+                return p;
+            }
+        }
+        return null;
+    }
+
+    private Proposal proposeAmong(String session, List<Replica> ready, PoolSnapshot snapshot, boolean mustAgree) {
+        if (ready.isEmpty()) {
             return null;
         }
         if (mustAgree) {
-            return new Proposal(rendezvous(session, snapshot.ready()), Decision.Outcome.FALLBACK);
+            return new Proposal(rendezvous(session, ready), Decision.Outcome.FALLBACK);
         }
-        Optional<Placement> placement = placer.place(candidates(snapshot.ready()), random.get());
+        Optional<Placement> placement = placer.place(candidates(ready), random.get());
         if (placement.isEmpty()) {
             return null;
         }
         Replica r = snapshot.get(placement.get().replicaId());
         return new Proposal(r, placement.get().degraded() ? Decision.Outcome.PLACED_DEGRADED
                 : Decision.Outcome.PLACED);
+    }
+
+    /**
+     * Why {@link #propose} found nothing: every allowed ready replica is at its cap (the request may retry
+     * later), or no allowed replica is ready at all.
+     */
+    Decision.Reject nothingToPropose(PoolSnapshot snapshot, Access access) {
+        if (access.order() != null) {
+            for (Replica r : snapshot.ready()) {
+                if (access.allows(r)) {
+                    return GroupRejections.full(access.requestGroup(), access.order());
+                }
+            }
+        }
+        return Rejections.noReadyReplica(snapshot.size());
     }
 
     /**

@@ -21,9 +21,12 @@ public record Routing(SessionRouter router, Reconciler reconciler, NearCache nea
     /** How many write-backs run at a time after an outage or a data loss (see {@link WriteBacks}). */
     public static final int WRITE_BACKS_IN_FLIGHT = WriteBacks.MAX_IN_FLIGHT;
 
-    /** What placement reads: the policy, the replicas' load, their session counts, and the policy's randomness. */
+    /**
+     * What placement reads: the policy, the replicas' load, their session counts, the policy's randomness, and
+     * the replica groups each request may use.
+     */
     public record PlacementInputs(Placer placer, LoadBoard board, SessionCounts counts,
-                                  Supplier<RandomGenerator> random) {
+                                  Supplier<RandomGenerator> random, ReplicaGroups groups) {
     }
 
     /**
@@ -40,14 +43,14 @@ public record Routing(SessionRouter router, Reconciler reconciler, NearCache nea
                 settings.breakerCoolDownMillis()), time, settings);
         NearCache nearCache = new NearCache(pool, settings, time);
         PlacementProposer proposer = new PlacementProposer(placement.placer(), placement.board(), placement.counts(),
-                time, placement.random());
+                time, placement.random(), placement.groups());
         WriteBacks writeBacks = new WriteBacks(store, guard, nearCache, time, settings);
         SessionUpkeep upkeep = new SessionUpkeep(store, guard, nearCache, writeBacks, time, settings);
         Reconciler reconciler = new Reconciler(nearCache, feed, guard, new LostDrivers(store, guard, settings),
                 writeBacks);
         pool.onChange(reconciler::onPoolChange);
         SessionRouter router = new SessionRouter(pool, refresher, store, guard, nearCache, proposer, upkeep,
-                writeBacks);
+                writeBacks, placement.groups());
         return new Routing(router, reconciler, nearCache, proposer, guard);
     }
 }

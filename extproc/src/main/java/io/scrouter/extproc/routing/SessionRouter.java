@@ -5,6 +5,7 @@ import io.scrouter.extproc.pool.PoolSnapshot;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ServerPool;
 import io.scrouter.extproc.routing.PlacementProposer.Proposal;
+import io.scrouter.extproc.routing.ReplicaGroups.Access;
 import io.scrouter.extproc.session.Binding;
 import io.scrouter.extproc.session.Lookup;
 import io.scrouter.extproc.session.SessionStore;
@@ -38,9 +39,12 @@ public final class SessionRouter {
     private final PlacementProposer proposer;
     private final SessionUpkeep upkeep;
     private final WriteBacks writeBacks;
+    private final ReplicaGroups groups;
 
     SessionRouter(ServerPool pool, PoolRefresher poolRefresher, SessionStore store, GuardedStore guard,
-                  NearCache nearCache, PlacementProposer proposer, SessionUpkeep upkeep, WriteBacks writeBacks) {
+                  NearCache nearCache, PlacementProposer proposer, SessionUpkeep upkeep, WriteBacks writeBacks,
+                  ReplicaGroups groups) {
+        this.groups = groups;
         this.pool = pool;
         this.poolRefresher = poolRefresher;
         this.store = store;
@@ -51,38 +55,39 @@ public final class SessionRouter {
         this.writeBacks = writeBacks;
     }
 
-    /**
-     * Decides one request.
-     *
-     * @param path      the {@code :path} header
-     * @param sessionId the {@code x-spark-session-id} value, or null when absent
-     */
-    public CompletableFuture<Decision> decide(String path, String sessionId) {
-        Optional<String> method = SparkRpc.method(path);
+    /** Decides one request. */
+    public CompletableFuture<Decision> decide(Request request) {
+        Optional<String> method = SparkRpc.method(request.path());
         if (method.isEmpty()) {
-            return done(Rejections.notSparkConnect(path));
+            return done(Rejections.notSparkConnect(request.path()));
         }
+        String sessionId = request.sessionId();
         if (sessionId == null) {
             return done(Rejections.missingSessionId());
         }
         if (!SessionIds.isValid(sessionId)) {
             return done(Rejections.malformedSessionId(sessionId));
         }
+        ReplicaGroups.Resolution resolution = groups.resolve(request.group(), request.groupCount());
+        if (resolution instanceof ReplicaGroups.Refused refused) {
+            return done(refused.reject());
+        }
+        Access access = ((ReplicaGroups.Granted) resolution).access();
         String session = SessionIds.canonical(sessionId);
         RpcKind kind = RpcKind.of(method.get());
 
         CachedBinding cached = nearCache.get(session);
         if (cached == null) {
-            return lookUp(session, kind);
+            return lookUp(session, kind, access);
         }
-        Decision d = routeKnown(session, cached.binding, pool.snapshot());
+        Decision d = routeKnown(session, cached.binding, pool.snapshot(), access);
         if (d instanceof Decision.Route route) {
             upkeep.afterRoute(session, cached, route.replica().boundAs(), kind);
             return done(d);
         }
         if (cached.binding.routable() && pool.snapshot().get(cached.binding.replicaId()) == null) {
             // Bound to a replica this router does not know: maybe our pool is behind. Look again.
-            return resolveUnknownReplica(session, cached.binding, kind);
+            return resolveUnknownReplica(session, cached.binding, kind, access);
         }
         return done(d);
     }
@@ -92,23 +97,23 @@ public final class SessionRouter {
      * an existing binding and creates a missing one: a single round trip either way. Clean-up calls never
      * bind: a late ReleaseExecute of a session whose binding is gone must not create one.
      */
-    private CompletableFuture<Decision> lookUp(String session, RpcKind kind) {
+    private CompletableFuture<Decision> lookUp(String session, RpcKind kind, Access access) {
         if (!guard.mayCall()) {
-            return done(kind == RpcKind.WORK ? placeWithoutStore(session) : Rejections.storeUnreachable());
+            return done(kind == RpcKind.WORK ? placeWithoutStore(session, access) : Rejections.storeUnreachable());
         }
         PoolSnapshot snapshot = pool.snapshot();
-        Proposal proposal = kind == RpcKind.WORK ? proposer.propose(session, snapshot, settling()) : null;
+        Proposal proposal = kind == RpcKind.WORK ? proposer.propose(session, snapshot, settling(), access) : null;
         CompletableFuture<Lookup> call = proposal == null
                 ? guard.onRequestPath(() -> store.find(session))
                         .thenApply(found -> found.map(b -> new Lookup(b, false)).orElse(null))
                 : guard.onRequestPath(() -> store.findOrBind(session, proposal.replica().boundAs()));
         return call.handle((lookup, error) -> {
             if (error != null) {
-                return done(storeUnanswered(session, kind, error));
+                return done(storeUnanswered(session, kind, access, error));
             }
             if (lookup == null) {
                 if (kind == RpcKind.WORK) {
-                    return done(Rejections.noReadyReplica(snapshot.size()));
+                    return done(proposer.nothingToPropose(snapshot, access));
                 }
                 // Just after an outage or a data loss the store may not hold a live session yet (its router is
                 // writing it back): ask for a retry then, and say it is gone only when the store is settled.
@@ -121,7 +126,7 @@ public final class SessionRouter {
                 return done(new Decision.Route(proposal.replica(), proposal.outcome()));
             }
             Binding b = lookup.binding();
-            Decision d = routeKnown(session, b, pool.snapshot());
+            Decision d = routeKnown(session, b, pool.snapshot(), access);
             if (d instanceof Decision.Route route) {
                 upkeep.afterRoute(session, entry, route.replica().boundAs(), kind);
                 return done(d);
@@ -129,7 +134,7 @@ public final class SessionRouter {
             // A replica id this router does not know may be a pool that is behind: look again. A known id with
             // another driver is final.
             return b.lost() || pool.snapshot().get(b.replicaId()) != null ? done(d)
-                    : resolveUnknownReplica(session, b, kind);
+                    : resolveUnknownReplica(session, b, kind, access);
         }).thenCompose(f -> f);
     }
 
@@ -140,22 +145,26 @@ public final class SessionRouter {
      * store is down, not blipping: then rendezvous placement keeps new sessions flowing, identically on
      * every router. A clean-up call has nothing to fall back to: it must not bind.
      */
-    private Decision storeUnanswered(String session, RpcKind kind, Throwable error) {
+    private Decision storeUnanswered(String session, RpcKind kind, Access access, Throwable error) {
         if (kind == RpcKind.WORK && guard.breakerOpen()) {
-            return placeWithoutStore(session);
+            return placeWithoutStore(session, access);
         }
         return GuardedStore.unanswered(error);
     }
 
-    /** Store unreachable: rendezvous over ready replicas, held locally and offered to the store later. */
-    private Decision placeWithoutStore(String session) {
+    /**
+     * Store unreachable: rendezvous over the ready replicas of the first allowed group that has any, held locally
+     * and offered to the store later. Caps are not applied: counts differ a little between routers, and without
+     * the store only a choice every router computes alike keeps a session in one place.
+     */
+    private Decision placeWithoutStore(String session, Access access) {
         PoolSnapshot snapshot = pool.snapshot();
-        if (snapshot.ready().isEmpty()) {
-            return Rejections.noReadyReplica(snapshot.size());
+        Proposal proposal = proposer.propose(session, snapshot, true, access);
+        if (proposal == null) {
+            return proposer.nothingToPropose(snapshot, access);
         }
-        Replica r = proposer.rendezvous(session, snapshot.ready());
-        writeBacks.placedWithoutStore(session, r);
-        return new Decision.Route(r, Decision.Outcome.FALLBACK);
+        writeBacks.placedWithoutStore(session, proposal.replica());
+        return new Decision.Route(proposal.replica(), Decision.Outcome.FALLBACK);
     }
 
     /**
@@ -167,7 +176,11 @@ public final class SessionRouter {
         return guard.recentlyFailed() || writeBacks.restoring();
     }
 
-    private static Decision routeKnown(String session, Binding binding, PoolSnapshot snapshot) {
+    /**
+     * Where a known session's requests go: its replica, if that replica's driver is still the one it was bound to
+     * and its group is one the request may use. A session id alone never reaches another group's driver.
+     */
+    private static Decision routeKnown(String session, Binding binding, PoolSnapshot snapshot, Access access) {
         if (binding.lost()) {
             return Rejections.sessionLost(session, binding.replicaId());
         }
@@ -180,12 +193,16 @@ public final class SessionRouter {
             // was in the old one. Checked on every request, whether or not the tombstones are written yet.
             return Rejections.sessionLost(session, binding.replicaId());
         }
+        if (!access.allows(r)) {
+            return GroupRejections.otherGroup(session, r.group(), access.requestGroup());
+        }
         return new Decision.Route(r, Decision.Outcome.KNOWN);
     }
 
-    private CompletableFuture<Decision> resolveUnknownReplica(String session, Binding binding, RpcKind kind) {
+    private CompletableFuture<Decision> resolveUnknownReplica(String session, Binding binding, RpcKind kind,
+                                                              Access access) {
         return poolRefresher.refresh().thenApply(snapshot -> {
-            Decision d = routeKnown(session, binding, snapshot);
+            Decision d = routeKnown(session, binding, snapshot, access);
             if (d instanceof Decision.Route route) {
                 CachedBinding entry = nearCache.peek(session);
                 if (entry != null) {
@@ -200,20 +217,25 @@ public final class SessionRouter {
      * What {@link #decide} would answer for a new session, computed without the store, the near-cache or any
      * counter: for warming the decision path before the router reports ready. Never used for real requests.
      */
-    public Decision dryRun(String path, String sessionId) {
-        Optional<String> method = SparkRpc.method(path);
+    public Decision dryRun(Request request) {
+        Optional<String> method = SparkRpc.method(request.path());
         if (method.isEmpty()) {
-            return Rejections.notSparkConnect(path);
+            return Rejections.notSparkConnect(request.path());
         }
-        if (sessionId == null) {
+        if (request.sessionId() == null) {
             return Rejections.missingSessionId();
         }
-        if (!SessionIds.isValid(sessionId)) {
-            return Rejections.malformedSessionId(sessionId);
+        if (!SessionIds.isValid(request.sessionId())) {
+            return Rejections.malformedSessionId(request.sessionId());
         }
+        ReplicaGroups.Resolution resolution = groups.resolve(request.group(), request.groupCount());
+        if (resolution instanceof ReplicaGroups.Refused refused) {
+            return refused.reject();
+        }
+        Access access = ((ReplicaGroups.Granted) resolution).access();
         PoolSnapshot snapshot = pool.snapshot();
-        Proposal proposal = proposer.propose(SessionIds.canonical(sessionId), snapshot, settling());
-        return proposal == null ? Rejections.noReadyReplica(snapshot.size())
+        Proposal proposal = proposer.propose(SessionIds.canonical(request.sessionId()), snapshot, settling(), access);
+        return proposal == null ? proposer.nothingToPropose(snapshot, access)
                 : new Decision.Route(proposal.replica(), proposal.outcome());
     }
 

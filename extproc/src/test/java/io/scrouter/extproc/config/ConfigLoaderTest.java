@@ -103,8 +103,8 @@ class ConfigLoaderTest {
                 List.of("redis://10.0.0.1:26379", "redis://10.0.0.2:26379"), "mymaster", "s3cret-pw", 3, "prod-a",
                 new RouterConfig.StoreCalls(Duration.ofMillis(75), Duration.ofSeconds(5), 3, Duration.ofSeconds(1))));
         assertThat(c.pool()).isEqualTo(new RouterConfig.Pool(Duration.ofMillis(500), List.of(
-                new RouterConfig.StaticReplica("spark-0", "10.0.0.5:15002", "http://10.0.0.5:4040", ReplicaState.WARMING),
-                new RouterConfig.StaticReplica("spark-1", "[fd00::6]:15002", null, ReplicaState.DRAINING)), Duration.ofSeconds(5)));
+                new RouterConfig.StaticReplica("spark-0", "10.0.0.5:15002", "http://10.0.0.5:4040", ReplicaState.WARMING, "default"),
+                new RouterConfig.StaticReplica("spark-1", "[fd00::6]:15002", null, ReplicaState.DRAINING, "default")), Duration.ofSeconds(5)));
         assertThat(c.probe()).isEqualTo(new RouterConfig.Probe(Duration.ofSeconds(2), Duration.ofMillis(800),
                 Duration.ofSeconds(10)));
         assertThat(c.sessions()).isEqualTo(new RouterConfig.Sessions(Duration.ofMinutes(45), Duration.ofSeconds(20),
@@ -121,7 +121,7 @@ class ConfigLoaderTest {
                 Duration.ofSeconds(10), 1 << 20, true));
         assertThat(c.redis()).isEmpty();
         assertThat(c.pool()).isEqualTo(new RouterConfig.Pool(Duration.ofSeconds(1), List.of(
-                new RouterConfig.StaticReplica("spark-0", "10.0.0.5:15002", null, ReplicaState.READY)),
+                new RouterConfig.StaticReplica("spark-0", "10.0.0.5:15002", null, ReplicaState.READY, "default")),
                 Duration.ofSeconds(5)));
         assertThat(c.probe()).isEqualTo(new RouterConfig.Probe(Duration.ofSeconds(1), Duration.ofSeconds(1),
                 Duration.ofSeconds(5)));

@@ -63,7 +63,7 @@ class SessionRouterTest {
     }
 
     private static Decision decide(Routing routing, String path, String session) {
-        CompletableFuture<Decision> d = routing.router().decide(path, session);
+        CompletableFuture<Decision> d = routing.router().decide(Request.of(path, session));
         assertThat(d).as("decided without waiting on time").isDone();
         return d.join();
     }
@@ -116,7 +116,7 @@ class SessionRouterTest {
     void aTimedOutCallIsNotRetriedAndTheClientIsToldItTimedOut() {
         Routing routing = routing();
         store.hang(Op.FIND_OR_BIND);
-        CompletableFuture<Decision> pending = routing.router().decide(EXECUTE, newSession());
+        CompletableFuture<Decision> pending = routing.router().decide(Request.of(EXECUTE, newSession()));
         time.advance(Duration.ofMillis(SETTINGS.storeTimeoutMillis() - 1));
         assertThat(pending).as("still within the store deadline").isNotDone();
 

@@ -2,6 +2,7 @@ package io.scrouter.extproc.testing;
 
 import io.scrouter.extproc.pool.PoolRefresher;
 import io.scrouter.extproc.pool.ServerPool;
+import io.scrouter.extproc.routing.ReplicaGroups;
 import io.scrouter.extproc.routing.RouterSettings;
 import io.scrouter.extproc.routing.Routing;
 import io.scrouter.extproc.routing.SessionCounts;
@@ -45,7 +46,7 @@ public final class Routings {
         SplittableRandom random = new SplittableRandom(1);
         return Routing.assemble(pool, refresher, store, BindingFeed.NONE,
                 new Routing.PlacementInputs(new Placer(SeedPolicy.withDefaults(PolicySettings.DEFAULTS.sessionCap())),
-                        board, new SessionCounts(store), () -> random),
+                        board, new SessionCounts(store), () -> random, ReplicaGroups.NONE),
                 settings, time);
     }
 }

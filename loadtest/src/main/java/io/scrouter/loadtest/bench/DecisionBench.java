@@ -1,6 +1,7 @@
 package io.scrouter.loadtest.bench;
 
 import io.scrouter.extproc.routing.Decision;
+import io.scrouter.extproc.routing.Request;
 import io.scrouter.scorer.Candidate;
 import io.scrouter.scorer.Placement;
 import io.scrouter.scorer.policy.Placer;
@@ -58,7 +59,7 @@ public class DecisionBench {
         known = new String[4_096];
         for (int i = 0; i < known.length; i++) {
             known[i] = UUID.randomUUID().toString();
-            path.router.decide(PATH, known[i]).join();
+            path.router.decide(Request.of(PATH, known[i])).join();
         }
         candidates = new ArrayList<>(replicas);
         for (int i = 0; i < replicas; i++) {
@@ -70,13 +71,13 @@ public class DecisionBench {
 
     @Benchmark
     public Decision knownSessionDecide() {
-        return path.router.decide(PATH, known[nextKnown++ & (known.length - 1)]).join();
+        return path.router.decide(Request.of(PATH, known[nextKnown++ & (known.length - 1)])).join();
     }
 
     @Benchmark
     public Decision newSessionDecide() {
         // Includes building the id, as the request path parses one; the store grows, as it does in service.
-        return path.router.decide(PATH, new UUID(random.nextLong(), random.nextLong()).toString()).join();
+        return path.router.decide(Request.of(PATH, new UUID(random.nextLong(), random.nextLong()).toString())).join();
     }
 
     @Benchmark

@@ -7,6 +7,7 @@ import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.extproc.pool.ServerPool;
 import io.scrouter.extproc.pool.StaticInstanceStore;
 import io.scrouter.extproc.routing.NearCache;
+import io.scrouter.extproc.routing.ReplicaGroups;
 import io.scrouter.extproc.routing.RouterSettings;
 import io.scrouter.extproc.routing.Routing;
 import io.scrouter.extproc.routing.SessionCounts;
@@ -65,7 +66,8 @@ final class DecisionPath {
                 sessions: {nearCacheMaxSize: %d}
                 """.formatted(nearCacheMaxSize), Map.of()));
         Routing routing = Routing.assemble(serverPool, refresher, store, BindingFeed.NONE,
-                new Routing.PlacementInputs(placer, board, counts, ThreadLocalRandom::current), settings,
+                new Routing.PlacementInputs(placer, board, counts, ThreadLocalRandom::current, ReplicaGroups.NONE),
+                settings,
                 SystemTime.shared());
         router = routing.router();
         nearCache = routing.nearCache();

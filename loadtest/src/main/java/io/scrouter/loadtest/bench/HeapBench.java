@@ -1,6 +1,7 @@
 package io.scrouter.loadtest.bench;
 
 import io.scrouter.extproc.routing.Decision;
+import io.scrouter.extproc.routing.Request;
 import io.scrouter.loadtest.Args;
 
 import java.lang.management.ManagementFactory;
@@ -32,7 +33,7 @@ public final class HeapBench {
             DecisionPath path = new DecisionPath(64, n * 2L);
             for (int i = 0; i < n; i++) {
                 String id = UUID.randomUUID().toString();
-                if (!(path.router.decide(PATH, id).join() instanceof Decision.Route)) {
+                if (!(path.router.decide(Request.of(PATH, id)).join() instanceof Decision.Route)) {
                     throw new IllegalStateException("session " + i + " was not placed");
                 }
             }

@@ -1,0 +1,103 @@
+package io.scrouter.extproc.routing;
+
+import io.scrouter.extproc.config.RouterConfig;
+import io.scrouter.extproc.pool.Replica;
+import io.scrouter.extproc.pool.ReplicaAddress;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Which replicas a request may use, by its group: the {@code groups} section of the configuration applied to the
+ * group header Envoy sets from the caller's authenticated identity ({@link GroupRejections} says what each refusal
+ * tells the user). Without a {@code groups} section every request may use every replica, and nothing is capped.
+ */
+public final class ReplicaGroups {
+
+    /**
+     * The request header that carries the caller's group. Envoy sets it from an authenticated identity (a JWT
+     * claim) after removing any copy the client sent; the router never trusts a client for it.
+     */
+    public static final String HEADER = "x-scrouter-group";
+
+    /** Every request may use every replica (no {@code groups} section). */
+    public static final ReplicaGroups NONE = new ReplicaGroups(null);
+
+    private final RouterConfig.Groups config;
+
+    private ReplicaGroups(RouterConfig.Groups config) {
+        this.config = config;
+    }
+
+    public static ReplicaGroups from(Optional<RouterConfig.Groups> config) {
+        return config.map(ReplicaGroups::new).orElse(NONE);
+    }
+
+    /**
+     * What one request may use.
+     *
+     * @param requestGroup the request's group as resolved (null without groups)
+     * @param order        the replica groups its new sessions may go to, in fallback order; null for all replicas
+     */
+    public record Access(String requestGroup, List<String> order) {
+
+        static final Access EVERYTHING = new Access(null, null);
+
+        /** True if a session on {@code replica} may be used by this request. */
+        boolean allows(Replica replica) {
+            return order == null || order.contains(replica.group());
+        }
+    }
+
+    /** Where a request's access comes from: an access, or the reason it has none. */
+    sealed interface Resolution permits Granted, Refused {
+    }
+
+    record Granted(Access access) implements Resolution {
+    }
+
+    record Refused(Decision.Reject reject) implements Resolution {
+    }
+
+    /**
+     * The access of a request whose group header was {@code group} ({@code count} times; null when absent).
+     * A missing header counts as {@code groups.withoutGroup} when configured; otherwise the request is refused,
+     * as is a group the configuration does not know and a header sent more than once.
+     */
+    Resolution resolve(String group, int count) {
+        if (config == null) {
+            return new Granted(Access.EVERYTHING);
+        }
+        if (count > 1) {
+            return new Refused(GroupRejections.repeated(count));
+        }
+        String requestGroup = group != null ? group : config.withoutGroup().orElse(null);
+        if (requestGroup == null) {
+            return new Refused(GroupRejections.missing());
+        }
+        List<String> order = ReplicaAddress.isValidId(requestGroup) ? config.allow().get(requestGroup) : null;
+        if (order == null) {
+            return new Refused(GroupRejections.unknown(requestGroup));
+        }
+        return new Granted(new Access(requestGroup, order));
+    }
+
+    /** The most live sessions one replica of {@code replicaGroup} takes; {@link Long#MAX_VALUE} when uncapped. */
+    long capOf(String replicaGroup) {
+        if (config == null) {
+            return Long.MAX_VALUE;
+        }
+        return config.maxSessionsPerReplica().getOrDefault(replicaGroup, Long.MAX_VALUE);
+    }
+
+    /** True when groups are configured. */
+    public boolean enabled() {
+        return config != null;
+    }
+
+    /** The configured caps by replica group (empty without groups), for the admin view. */
+    public Map<String, Long> caps() {
+        return config == null ? Map.of() : config.maxSessionsPerReplica();
+    }
+}
