@@ -475,7 +475,7 @@ public final class SessionRouter {
     private Candidate candidate(Replica r, long now) {
         ReplicaLoad load = board.get(r.id());
         boolean fresh = r.metricsUrl() != null && load.isFresh(now, board.staleAfterMillis());
-        return load.candidate(r.id(), fresh, counts.get(r.id()));
+        return load.candidate(r.id(), fresh, counts.get(r.id()), counts.recent(r.id()));
     }
 
     /** Store unreachable: rendezvous over ready replicas, remembered locally and offered to the store later. */
