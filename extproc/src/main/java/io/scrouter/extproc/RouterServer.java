@@ -123,7 +123,8 @@ public final class RouterServer implements AutoCloseable {
                 .connectTimeout(config.probe().timeout()).executor(probeExecutor).build();
         this.prober = new LoadProber(pool, board,
                 replica -> new SparkRestProbe(http, replica.metricsUrl(), config.probe().timeout()), clock);
-        this.counts = new SessionCounts(sessions);
+        this.counts = new SessionCounts(sessions,
+                SessionCounts.recentWindowFor(config.sessions().refreshEvery().toMillis()));
         Placer placer = new Placer(Policies.byName(p.policy(),
                 new PolicySettings(p.utilisationWeight(), p.sessionWeight(), p.sessionCap())));
         this.routing = Routing.assemble(pool, poolRefresher, sessions, feed,

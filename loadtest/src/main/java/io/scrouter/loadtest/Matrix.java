@@ -40,7 +40,7 @@ public final class Matrix {
     public static final List<String> SCENARIOS = List.of("steady",
             "burst-0.5s-small", "burst-0.5s-large", "burst-5s-small", "burst-5s-large", "burst-30s-small",
             "burst-30s-large", "routers-2", "routers-4", "heavy-5", "heavy-15", "heavy-30", "interactive", "day",
-            "churn", "probe-250ms", "probe-5s", "mixed-sizes", "join-leave");
+            "churn", "probe-250ms", "probe-5s", "mixed-sizes", "join-leave", "idle-notebooks");
 
     static final Cli.Options OPTIONS = new Cli.Options(
             Set.of("scenarios", "set", "contenders", "tuning-seeds", "held-out-seeds", "seed-weights", "out", "threads"),

@@ -15,15 +15,29 @@ package io.scrouter.scorer;
  * @param sustainedUtilisation  slow average of utilisation (see {@code ReplicaLoad}); NaN if unknown
  * @param unseenPlacements      this router's recent placements that {@code sustainedUtilisation} does not show
  *                              yet (fading, not reset by a sample)
+ * @param recentSessions        of {@code activeSessions}, those that sent a request within the shared store's
+ *                              recent window (to the resolution at which routers record activity), plus this
+ *                              router's placements since the count; idle notebooks are bound but not recent
  */
 public record Candidate(String replicaId, double utilisation, boolean fresh, long activeSessions,
                         long placementsSinceSample, double lastUtilisation, long slots,
-                        double sustainedUtilisation, double unseenPlacements) {
+                        double sustainedUtilisation, double unseenPlacements, long recentSessions) {
 
     public Candidate {
         if (replicaId == null || replicaId.isEmpty()) {
             throw new IllegalArgumentException("replicaId must be a non-empty string");
         }
+    }
+
+    /**
+     * A candidate whose store keeps no activity times: every bound session counts as recent, which is what the
+     * policies weighed before the recent count existed.
+     */
+    public Candidate(String replicaId, double utilisation, boolean fresh, long activeSessions,
+                     long placementsSinceSample, double lastUtilisation, long slots,
+                     double sustainedUtilisation, double unseenPlacements) {
+        this(replicaId, utilisation, fresh, activeSessions, placementsSinceSample, lastUtilisation, slots,
+                sustainedUtilisation, unseenPlacements, activeSessions);
     }
 
     /**
@@ -33,6 +47,6 @@ public record Candidate(String replicaId, double utilisation, boolean fresh, lon
     public Candidate(String replicaId, double utilisation, boolean fresh, long activeSessions,
                      long placementsSinceSample) {
         this(replicaId, utilisation, fresh, activeSessions, placementsSinceSample, utilisation, 0, utilisation,
-                placementsSinceSample);
+                placementsSinceSample, activeSessions);
     }
 }

@@ -263,6 +263,33 @@ public final class RedisSessionStore implements SessionStore {
     }
 
     @Override
+    public CompletableFuture<Map<String, Long>> countSessions(Collection<String> replicaIds,
+                                                              long recentWithinMillis) {
+        if (replicaIds.isEmpty()) {
+            return CompletableFuture.completedFuture(Map.of());
+        }
+        // A member's score is its session's expiry, the last push plus the idle TTL: pushed within the window
+        // means a score above now + idleTtl - window (and above now: not expired). One ZCOUNT per replica, in one
+        // pipelined batch.
+        long now = clock.getAsLong();
+        double pushedAfter = Math.max(now, now + idleTtl.toMillis() - recentWithinMillis);
+        RBatch batch = redis.createBatch();
+        List<String> ids = new ArrayList<>(replicaIds);
+        for (String id : ids) {
+            batch.getScoredSortedSet(keys.replicaSessions(id), StringCodec.INSTANCE)
+                    .countAsync(pushedAfter, false, Double.POSITIVE_INFINITY, true);
+        }
+        return batch.executeAsync().toCompletableFuture().thenApply((BatchResult<?> result) -> {
+            List<?> responses = result.getResponses();
+            Map<String, Long> counts = new HashMap<>();
+            for (int i = 0; i < ids.size(); i++) {
+                counts.put(ids.get(i), responses.get(i) instanceof Number n ? n.longValue() : 0L);
+            }
+            return counts;
+        });
+    }
+
+    @Override
     public CompletableFuture<Long> evictReplica(String replica) {
         String replicaId = Binding.replicaIdOf(replica);
         RScoredSortedSet<String> index = index(replicaId);

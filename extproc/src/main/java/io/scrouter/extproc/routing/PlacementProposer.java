@@ -158,7 +158,7 @@ public final class PlacementProposer {
     private Candidate candidate(Replica r, long now) {
         ReplicaLoad load = board.get(r.id());
         boolean fresh = r.metricsUrl() != null && load.isFresh(now, board.staleAfterMillis());
-        return load.candidate(r.id(), fresh, counts.get(r.id()));
+        return load.candidate(r.id(), fresh, counts.get(r.id()), counts.recent(r.id()));
     }
 
     private void noteDegraded(boolean now) {

@@ -14,20 +14,60 @@ import java.util.concurrent.atomic.AtomicLong;
  * Live sessions per replica, as the shared store counts them, plus this router's own placements since the
  * last count. The store's figure covers every router (placements show up within one refresh); the local
  * delta covers the gap, so a burst on this router is seen at once.
+ *
+ * <p>Besides every live session, it keeps the <em>recent</em> ones: those that sent a request within the recent
+ * window ({@link SessionStore#countSessions(Collection, long)}). A notebook left open stays bound until its idle
+ * TTL, so the plain count says a replica full of idle notebooks is as loaded as one whose few sessions all
+ * work; the recent count does not. A session this router just placed is recent until the next count.
  */
 public final class SessionCounts {
 
+    /**
+     * Default recent window. It must be well above {@code sessions.refreshEvery} (30 s by default), the
+     * resolution at which routers record a session's activity; chosen in the simulator (loadtest/README.md,
+     * "The default policy").
+     */
+    public static final long DEFAULT_RECENT_WINDOW_MILLIS = 120_000;
+
     private final SessionStore store;
+    private final long recentWindowMillis;
     private volatile Map<String, Long> stored = Map.of();
+    private volatile Map<String, Long> storedRecent = Map.of();
     private final Map<String, AtomicLong> sinceRefresh = new ConcurrentHashMap<>();
 
     public SessionCounts(SessionStore store) {
+        this(store, DEFAULT_RECENT_WINDOW_MILLIS);
+    }
+
+    /** @param recentWindowMillis a session that sent a request this recently counts as recent */
+    public SessionCounts(SessionStore store, long recentWindowMillis) {
+        if (recentWindowMillis <= 0) {
+            throw new IllegalArgumentException("recent window must be positive, got " + recentWindowMillis + " ms");
+        }
         this.store = store;
+        this.recentWindowMillis = recentWindowMillis;
+    }
+
+    /**
+     * The recent window for routers that push a session's idle timer every {@code refreshEveryMillis}: the
+     * default, or four pushes if that is longer, so that a session in use is never missed between two pushes.
+     */
+    public static long recentWindowFor(long refreshEveryMillis) {
+        return Math.max(DEFAULT_RECENT_WINDOW_MILLIS, 4 * refreshEveryMillis);
     }
 
     public long get(String replicaId) {
+        return stored.getOrDefault(replicaId, 0L) + local(replicaId);
+    }
+
+    /** Sessions of {@code replicaId} that sent a request within the recent window, plus this router's placements. */
+    public long recent(String replicaId) {
+        return storedRecent.getOrDefault(replicaId, 0L) + local(replicaId);
+    }
+
+    private long local(String replicaId) {
         AtomicLong local = sinceRefresh.get(replicaId);
-        return stored.getOrDefault(replicaId, 0L) + (local == null ? 0 : local.get());
+        return local == null ? 0 : local.get();
     }
 
     public void noteBound(String replicaId) {
@@ -37,16 +77,21 @@ public final class SessionCounts {
     /** Re-reads the counts; on failure keeps the old ones (with local placements still added). */
     public CompletableFuture<Void> refresh(Collection<String> replicaIds, long timeoutMillis) {
         Map<String, Long> localAtStart = snapshotLocal();
-        return store.countSessions(replicaIds).orTimeout(timeoutMillis, TimeUnit.MILLISECONDS)
+        record Figures(Map<String, Long> all, Map<String, Long> recent) {
+        }
+        return store.countSessions(replicaIds)
+                .thenCombine(store.countSessions(replicaIds, recentWindowMillis), Figures::new)
+                .orTimeout(timeoutMillis, TimeUnit.MILLISECONDS)
                 .thenAccept(counts -> {
-                    stored = Map.copyOf(counts);
+                    stored = Map.copyOf(counts.all());
+                    storedRecent = Map.copyOf(counts.recent());
                     // Placements made while the count ran may or may not be in it; subtracting only what was
                     // counted at the start keeps them (at worst counted twice until the next refresh).
                     localAtStart.forEach((id, n) -> sinceRefresh.computeIfPresent(id, (k, v) -> {
                         v.addAndGet(-n);
                         return v;
                     }));
-                    sinceRefresh.keySet().retainAll(counts.keySet());
+                    sinceRefresh.keySet().retainAll(counts.all().keySet());
                 })
                 .exceptionally(e -> null);
     }

@@ -110,6 +110,25 @@ public final class InMemorySessionStore implements SessionStore {
     }
 
     @Override
+    public CompletableFuture<Map<String, Long>> countSessions(Collection<String> replicaIds,
+                                                              long recentWithinMillis) {
+        // A live entry expires one idle TTL after its last push, so it was pushed within the window exactly when
+        // it expires later than now + idleTtl - window (and it must not have expired): the Redis index's test.
+        long now = clock.getAsLong();
+        long pushedAfter = Math.max(now, now + idleTtlMillis - recentWithinMillis);
+        Map<String, Long> counts = new HashMap<>();
+        for (String id : replicaIds) {
+            counts.put(id, 0L);
+        }
+        for (Entry e : sessions.values()) {
+            if (e.binding().state() == Binding.State.LIVE && e.expiresAtMillis() > pushedAfter) {
+                counts.computeIfPresent(e.binding().replicaId(), (k, v) -> v + 1);
+            }
+        }
+        return CompletableFuture.completedFuture(counts);
+    }
+
+    @Override
     public CompletableFuture<Long> evictReplica(String replica) {
         long now = clock.getAsLong();
         Binding live = Binding.to(replica);

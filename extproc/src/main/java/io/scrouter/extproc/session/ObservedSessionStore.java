@@ -65,6 +65,12 @@ public final class ObservedSessionStore implements SessionStore {
     }
 
     @Override
+    public CompletableFuture<Map<String, Long>> countSessions(Collection<String> replicaIds,
+                                                              long recentWithinMillis) {
+        return timed("count", () -> delegate.countSessions(replicaIds, recentWithinMillis));
+    }
+
+    @Override
     public CompletableFuture<Long> evictReplica(String replicaId) {
         return timed("evict", () -> delegate.evictReplica(replicaId));
     }

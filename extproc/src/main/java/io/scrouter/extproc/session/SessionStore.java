@@ -65,6 +65,18 @@ public interface SessionStore {
     CompletableFuture<Map<String, Long>> countSessions(Collection<String> replicaIds);
 
     /**
+     * Of the live sessions bound to each replica, those whose idle expiry was pushed back within the last
+     * {@code recentWithinMillis}: the sessions that recently sent a request, as opposed to notebooks left open.
+     * Routers push a busy session's expiry at most once per {@code sessions.refreshEvery}, so a window shorter
+     * than that misses sessions that are in use; callers keep it longer. A store that keeps no push times counts
+     * every live session (the default).
+     */
+    default CompletableFuture<Map<String, Long>> countSessions(Collection<String> replicaIds,
+                                                              long recentWithinMillis) {
+        return countSessions(replicaIds);
+    }
+
+    /**
      * Marks every session bound to a replica's driver that is gone (the replica left the pool, or its identity
      * changed) as lost, kept for the configured lost-TTL so those sessions get a clear error, and takes them
      * out of the replica's session count. Sessions bound to another driver under the same id are left alone.

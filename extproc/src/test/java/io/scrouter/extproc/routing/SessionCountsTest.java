@@ -20,13 +20,24 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class SessionCountsTest {
 
-    /** A store whose only used call, {@code countSessions}, answers with whatever the test sets. */
+    /** A store whose only used calls, the two counts, answer with whatever the test sets. */
     private static final class CountingStore implements SessionStore {
         final AtomicReference<CompletableFuture<Map<String, Long>>> next = new AtomicReference<>();
+        /** The recent count's answer; null: the same as the plain count's. */
+        final AtomicReference<CompletableFuture<Map<String, Long>>> nextRecent = new AtomicReference<>();
+        final AtomicReference<Long> windowAsked = new AtomicReference<>();
 
         @Override
         public CompletableFuture<Map<String, Long>> countSessions(Collection<String> replicaIds) {
             return next.get();
+        }
+
+        @Override
+        public CompletableFuture<Map<String, Long>> countSessions(Collection<String> replicaIds,
+                                                                  long recentWithinMillis) {
+            windowAsked.set(recentWithinMillis);
+            CompletableFuture<Map<String, Long>> recent = nextRecent.get();
+            return recent == null ? next.get() : recent;
         }
 
         @Override
@@ -153,6 +164,44 @@ class SessionCountsTest {
 
         assertThat(counts.get("a")).isEqualTo(5);
         assertThat(counts.get("b")).isEqualTo(2);
+    }
+
+    @Test
+    void recentSessionsAreTheStoresRecentFigurePlusThisRoutersPlacements() throws Exception {
+        store.nextRecent.set(CompletableFuture.completedFuture(Map.of("a", 1L, "b", 0L)));
+        refreshWith(Map.of("a", 9L, "b", 2L));
+        counts.noteBound("b");
+
+        // A session just placed has not had time to be idle: it is recent as well as bound.
+        assertThat(counts.recent("a")).isEqualTo(1);
+        assertThat(counts.recent("b")).isEqualTo(1);
+        assertThat(counts.get("a")).isEqualTo(9);
+        assertThat(counts.get("b")).isEqualTo(3);
+        assertThat(store.windowAsked.get()).isEqualTo(SessionCounts.DEFAULT_RECENT_WINDOW_MILLIS);
+    }
+
+    @Test
+    void aFailedRecentCountKeepsBothPreviousFigures() throws Exception {
+        store.nextRecent.set(CompletableFuture.completedFuture(Map.of("a", 1L, "b", 0L)));
+        refreshWith(Map.of("a", 9L, "b", 2L));
+
+        store.nextRecent.set(CompletableFuture.failedFuture(new IllegalStateException("redis down")));
+        refreshWith(Map.of("a", 4L, "b", 4L));
+
+        assertThat(counts.get("a")).isEqualTo(9);
+        assertThat(counts.recent("a")).isEqualTo(1);
+    }
+
+    @Test
+    void theRecentWindowCoversSeveralPushesOfABusySession() {
+        // Routers push a busy session's idle timer once per refreshEvery: a window shorter than a few pushes would
+        // take sessions in use for idle ones.
+        assertThat(SessionCounts.recentWindowFor(30_000)).isEqualTo(120_000);
+        assertThat(SessionCounts.recentWindowFor(1_000)).isEqualTo(120_000);
+        assertThat(SessionCounts.recentWindowFor(60_000)).isEqualTo(240_000);
+        assertThat(new SessionCounts(store, 5_000)).isNotNull();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new SessionCounts(store, 0))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("recent window must be positive");
     }
 
     @Test

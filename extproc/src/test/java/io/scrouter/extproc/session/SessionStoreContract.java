@@ -220,6 +220,37 @@ abstract class SessionStoreContract {
         assertThat(count("a", "b")).isEqualTo(Map.of("a", 0L, "b", 0L));
     }
 
+    Map<String, Long> recent(long windowMillis, String... replicas) throws Exception {
+        return await(store.countSessions(List.of(replicas), windowMillis));
+    }
+
+    @Test
+    void recentCountHoldsOnlySessionsPushedWithinTheWindow() throws Exception {
+        bind(S1, "a");
+        bind(S2, "a");
+        bind(S3, "b");
+        clock.addAndGet(40_000);
+        assertThat(await(store.touch(S2, "a"))).isTrue();
+        clock.addAndGet(10_000);
+
+        // S1 and S3 were last pushed 50 s ago, S2 10 s ago; all three are live (idle TTL 60 s).
+        assertThat(recent(30_000, "a", "b", "c")).isEqualTo(Map.of("a", 1L, "b", 0L, "c", 0L));
+        assertThat(recent(50_001, "a", "b", "c")).isEqualTo(Map.of("a", 2L, "b", 1L, "c", 0L));
+        assertThat(count("a", "b", "c")).isEqualTo(Map.of("a", 2L, "b", 1L, "c", 0L));
+    }
+
+    @Test
+    void recentCountLeavesOutReleasedAndExpiredSessionsWhateverTheWindow() throws Exception {
+        bind(S1, "a");
+        bind(S2, "a");
+        await(store.release(S2, "a"));
+        assertThat(recent(IDLE.toMillis() * 10, "a")).isEqualTo(Map.of("a", 1L));
+
+        clock.addAndGet(IDLE.toMillis() + 1);
+
+        assertThat(recent(IDLE.toMillis() * 10, "a")).isEqualTo(Map.of("a", 0L));
+    }
+
     @Test
     void findOrBindCreatesOnceThenReturnsTheExistingBindingAndKeepsTombstones() throws Exception {
         assertThat(await(store.findOrBind(S1, "a"))).isEqualTo(new Lookup(Binding.to("a"), true));

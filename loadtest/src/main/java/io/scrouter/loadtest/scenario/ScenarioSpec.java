@@ -66,8 +66,17 @@ public record ScenarioSpec(String name, String summary, long durationMillis, lon
     public record RateStep(long fromMillis, double sessionsPerSecond) {
     }
 
-    /** {@code sessions} new sessions start at uniformly random moments within {@code overMillis} of {@code atMillis}. */
-    public record Burst(long atMillis, int sessions, long overMillis) {
+    /**
+     * {@code sessions} new sessions start at uniformly random moments within {@code overMillis} of {@code atMillis};
+     * {@code heavyShare} of them are heavy users (NaN: the scenario's {@link Heavy#share()}), so a crowd can be of
+     * another kind than the steady arrivals (a morning's notebooks with no heavy user among them).
+     */
+    public record Burst(long atMillis, int sessions, long overMillis, double heavyShare) {
+
+        /** A crowd like the steady arrivals. */
+        public Burst(long atMillis, int sessions, long overMillis) {
+            this(atMillis, sessions, overMillis, Double.NaN);
+        }
     }
 
     /** A log-normal distribution in milliseconds (median and shape), clipped to [min, max]. */
@@ -110,12 +119,16 @@ public record ScenarioSpec(String name, String summary, long durationMillis, lon
      * @param ewmaAlpha      weight of a sample one probe interval after the previous (router setting)
      * @param sessionCap     the policies' session cap (router setting)
      * @param sustainMillis  the load board's sustain horizon (router setting)
+     * @param refreshEveryMillis how often a router pushes a busy session's idle timer to the store
+     *                       ({@code sessions.refreshEvery}): the resolution of the recent-session count
+     * @param recentWindowMillis a session whose timer was pushed this recently counts as recent (router setting)
      * @param changes        replicas failing, draining and joining, in time order
      */
     public record Cluster(List<Integer> replicas, int routers, long probeIntervalMillis, long metricsLagMillis,
                           long probeLatencyMillis, long probeTimeoutMillis, long poolPollMillis,
                           long storeDelayMillis, long publishTtlMillis, long staleAfterMillis, double ewmaAlpha,
-                          long sessionCap, long sustainMillis, List<Change> changes) {
+                          long sessionCap, long sustainMillis, long refreshEveryMillis, long recentWindowMillis,
+                          List<Change> changes) {
 
         public Cluster {
             replicas = List.copyOf(replicas);
@@ -182,7 +195,7 @@ public record ScenarioSpec(String name, String summary, long durationMillis, lon
         List<Burst> bursts = new ArrayList<>();
         for (SpecNode b : c.list("bursts")) {
             bursts.add(new Burst(b.millis("at", 0, 0, duration), (int) b.whole("sessions", 100, 1, 1_000_000),
-                    b.millis("over", 500, 1, duration)));
+                    b.millis("over", 500, 1, duration), b.decimal("heavyShare", Double.NaN, 0, 1)));
             b.rejectUnknownKeys();
         }
         Spread lifetime = spread(c.section("lifetime"), 20 * 60_000, 1.0, 60_000, 8 * HOUR);
@@ -245,6 +258,14 @@ public record ScenarioSpec(String name, String summary, long durationMillis, lon
         double alpha = c.decimal("ewmaAlpha", 0.5, 0.001, 1);
         long cap = c.whole("sessionCap", 50, 1, 1_000_000);
         long sustain = c.millis("sustain", io.scrouter.scorer.load.LoadBoard.DEFAULT_SUSTAIN_MILLIS, 1, DAY);
+        long refreshEvery = c.millis("refreshEvery", 30_000, 1, DAY);
+        long recentWindow = c.millis("recentWindow",
+                io.scrouter.extproc.routing.SessionCounts.recentWindowFor(refreshEvery), 1, 30 * DAY);
+        if (recentWindow < refreshEvery) {
+            throw new ScenarioException(c.key("recentWindow"), "must not be shorter than " + c.key("refreshEvery")
+                    + " (" + DurationText.format(refreshEvery) + "): sessions in use between two pushes would not "
+                    + "count as recent, got " + DurationText.format(recentWindow));
+        }
         List<Change> changes = new ArrayList<>();
         long last = -1;
         for (SpecNode ch : c.list("changes")) {
@@ -260,7 +281,7 @@ public record ScenarioSpec(String name, String summary, long durationMillis, lon
         }
         c.rejectUnknownKeys();
         return new Cluster(slots.stream().map(Long::intValue).toList(), routers, probe, lag, latency, timeout, poll,
-                storeDelay, ttl, stale, alpha, cap, sustain, changes);
+                storeDelay, ttl, stale, alpha, cap, sustain, refreshEvery, recentWindow, changes);
     }
 
     /** The spec as a tree that {@link #read} reads back to an equal spec (every key written out). */
@@ -282,8 +303,13 @@ public record ScenarioSpec(String name, String summary, long durationMillis, lon
         clients.profile().forEach(s -> profile.addObject().put("from", DurationText.format(s.fromMillis()))
                 .put("sessionsPerSecond", s.sessionsPerSecond()));
         ArrayNode bursts = c.putArray("bursts");
-        clients.bursts().forEach(b -> bursts.addObject().put("at", DurationText.format(b.atMillis()))
-                .put("sessions", b.sessions()).put("over", DurationText.format(b.overMillis())));
+        clients.bursts().forEach(b -> {
+            ObjectNode n = bursts.addObject().put("at", DurationText.format(b.atMillis()))
+                    .put("sessions", b.sessions()).put("over", DurationText.format(b.overMillis()));
+            if (!Double.isNaN(b.heavyShare())) {
+                n.put("heavyShare", b.heavyShare());
+            }
+        });
         spreadTree(c.putObject("lifetime"), clients.lifetime());
         c.put("firstQueryAfter", DurationText.format(clients.firstQueryAfterMillis()));
         spreadTree(c.putObject("think"), clients.think());
@@ -309,6 +335,8 @@ public record ScenarioSpec(String name, String summary, long durationMillis, lon
         k.put("ewmaAlpha", cluster.ewmaAlpha());
         k.put("sessionCap", cluster.sessionCap());
         k.put("sustain", DurationText.format(cluster.sustainMillis()));
+        k.put("refreshEvery", DurationText.format(cluster.refreshEveryMillis()));
+        k.put("recentWindow", DurationText.format(cluster.recentWindowMillis()));
         ArrayNode changes = k.putArray("changes");
         cluster.changes().forEach(ch -> {
             ObjectNode n = changes.addObject().put("at", DurationText.format(ch.atMillis()));

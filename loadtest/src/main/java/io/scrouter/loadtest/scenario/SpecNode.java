@@ -126,7 +126,7 @@ final class SpecNode {
         JsonNode v = value(name);
         double d;
         if (v == null) {
-            d = fallback;
+            return fallback; // a fallback may be NaN: "not given"
         } else if (v.isNumber()) {
             d = v.asDouble();
         } else {

@@ -78,8 +78,9 @@ public final class Contenders {
 
     /**
      * The contenders named, in the order given. Besides the names of {@link #all}, {@code seed:U,S,CAP} is the
-     * seed formula with those weights and cap, and {@code predicted:W/CAP} the default policy with measured
-     * weight W and load cap CAP; both are for sweeps and experiments.
+     * seed formula with those weights and cap, and {@code predicted:W/CAP[/recent|bound]} the default policy with
+     * measured weight W, load cap CAP, counting recent sessions (the default's way) or every bound one (its way
+     * before the recent count: {@code predicted:0.5/4/bound}); both are for sweeps and experiments.
      */
     public static List<Contender> named(List<String> names, PolicySettings settings, PolicySettings tuned) {
         Map<String, Contender> byName = new LinkedHashMap<>();
@@ -96,7 +97,7 @@ public final class Contenders {
             }
             if (c == null) {
                 throw new IllegalArgumentException("unknown contender '" + n + "'; known: "
-                        + String.join(", ", byName.keySet()) + ", seed:U/S/CAP, predicted:W/CAP");
+                        + String.join(", ", byName.keySet()) + ", seed:U/S/CAP, predicted:W/CAP[/recent|bound]");
             }
             out.add(c);
         }
@@ -113,13 +114,17 @@ public final class Contenders {
             if (n.startsWith("predicted:")) {
                 String[] p = n.substring(10).split("[,/]");
                 double w = Double.parseDouble(p[0]);
-                double cap = p.length > 1 ? Double.parseDouble(p[1]) : 4.0;
-                return policy(n, "default policy, measured weight " + w + ", load cap " + cap,
-                        () -> new PredictedLoadPolicy(w, cap));
+                double cap = p.length > 1 ? Double.parseDouble(p[1]) : 32.0;
+                String count = p.length > 2 ? p[2] : "recent";
+                if (p.length > 3 || !(count.equals("recent") || count.equals("bound"))) {
+                    throw new IllegalArgumentException("the count is 'recent' or 'bound'");
+                }
+                return policy(n, "default policy, measured weight " + w + ", load cap " + cap + ", " + count
+                        + " sessions counted", () -> new PredictedLoadPolicy(w, cap, count.equals("recent")));
             }
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("contender '" + n + "': " + e.getMessage()
-                    + " (write seed:0.5/0.5/50 or predicted:0.5/4)");
+                    + " (write seed:0.5/0.5/50 or predicted:0.4/32/recent)");
         }
         return null;
     }

@@ -21,6 +21,10 @@ import java.util.function.LongSupplier;
  * <p>Counts are kept up to date on every bind and release instead of scanning the store on every read
  * (the in-memory store counts by walking every session, which several routers polling every second would
  * make the simulation's largest cost); sessions never expire here, so both give the same numbers.
+ *
+ * <p>Recent sessions are counted as the Redis index counts them: by the moment each live session's idle timer
+ * was last pushed (its bind, then every {@link #touch}), which is all the index's scores record. How often a
+ * router pushes is the simulation's business ({@code refreshEvery}), as it is the router's.
  */
 final class SharedStore implements SessionStore {
 
@@ -34,6 +38,10 @@ final class SharedStore implements SessionStore {
     private final Later later;
     private final long delayMillis;
     private final Map<String, Long> live = new java.util.HashMap<>();
+    /** Live session → when its idle timer was last pushed. */
+    private final Map<String, Long> pushedAt = new java.util.HashMap<>();
+    /** Live session → the replica it is bound to. */
+    private final Map<String, String> boundTo = new java.util.HashMap<>();
 
     SharedStore(LongSupplier clock, Later later, long delayMillis) {
         this.store = new InMemorySessionStore(new SessionTtls(Duration.ofDays(30), Duration.ofHours(1), Duration.ofMinutes(10)), clock);
@@ -53,6 +61,8 @@ final class SharedStore implements SessionStore {
         CompletableFuture<Binding> bound = store.bindIfAbsent(sessionId, replicaId);
         if (!existed) {
             live.merge(replicaId, 1L, Long::sum);
+            pushedAt.put(sessionId, clock.getAsLong());
+            boundTo.put(sessionId, replicaId);
         }
         return bound;
     }
@@ -69,6 +79,9 @@ final class SharedStore implements SessionStore {
 
     @Override
     public CompletableFuture<Boolean> touch(String sessionId, String replicaId) {
+        if (replicaId.equals(boundTo.get(sessionId))) {
+            pushedAt.put(sessionId, clock.getAsLong());
+        }
         return store.touch(sessionId, replicaId);
     }
 
@@ -77,6 +90,8 @@ final class SharedStore implements SessionStore {
         Optional<Binding> held = store.find(sessionId).join();
         if (held.isPresent() && held.get().equals(Binding.to(replicaId))) {
             live.merge(replicaId, -1L, Long::sum);
+            pushedAt.remove(sessionId);
+            boundTo.remove(sessionId);
         }
         return store.release(sessionId, replicaId);
     }
@@ -86,6 +101,23 @@ final class SharedStore implements SessionStore {
         Map<String, Long> counts = new java.util.HashMap<>();
         for (String id : replicaIds) {
             counts.put(id, live.getOrDefault(id, 0L));
+        }
+        CompletableFuture<Map<String, Long>> arrives = new CompletableFuture<>();
+        later.at(clock.getAsLong() + delayMillis, () -> arrives.complete(counts));
+        return arrives;
+    }
+
+    @Override
+    public CompletableFuture<Map<String, Long>> countSessions(Collection<String> replicaIds, long recentWithinMillis) {
+        Map<String, Long> counts = new java.util.HashMap<>();
+        for (String id : replicaIds) {
+            counts.put(id, 0L);
+        }
+        long after = clock.getAsLong() - recentWithinMillis;
+        for (Map.Entry<String, Long> e : pushedAt.entrySet()) {
+            if (e.getValue() > after) {
+                counts.computeIfPresent(boundTo.get(e.getKey()), (k, v) -> v + 1);
+            }
         }
         CompletableFuture<Map<String, Long>> arrives = new CompletableFuture<>();
         later.at(clock.getAsLong() + delayMillis, () -> arrives.complete(counts));

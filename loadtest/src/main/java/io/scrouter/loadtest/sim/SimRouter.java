@@ -29,10 +29,10 @@ final class SimRouter {
     /** Replica id → draining, in pool order. */
     private final Map<String, Boolean> view = new LinkedHashMap<>();
 
-    SimRouter(Ewma ewma, long staleAfterMillis, long sustainMillis, SharedStore store, PlacementRule rule,
-              RandomGenerator random) {
+    SimRouter(Ewma ewma, long staleAfterMillis, long sustainMillis, long recentWindowMillis, SharedStore store,
+              PlacementRule rule, RandomGenerator random) {
         this.board = new LoadBoard(ewma, staleAfterMillis, sustainMillis);
-        this.counts = new SessionCounts(store);
+        this.counts = new SessionCounts(store, recentWindowMillis);
         this.rule = rule;
         this.random = random;
     }
@@ -73,7 +73,8 @@ final class SimRouter {
             }
             String id = e.getKey();
             ReplicaLoad load = board.get(id);
-            ready.add(load.candidate(id, load.isFresh(now, board.staleAfterMillis()), counts.get(id)));
+            ready.add(load.candidate(id, load.isFresh(now, board.staleAfterMillis()), counts.get(id),
+                    counts.recent(id)));
         }
         String chosen = rule.place(session, ready, random);
         if (chosen != null) {

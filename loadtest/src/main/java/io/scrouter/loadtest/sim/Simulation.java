@@ -31,6 +31,14 @@ import java.util.function.LongConsumer;
  */
 public final class Simulation {
 
+    /**
+     * A running query's client sends a request this often: Spark Connect's server ends a reattachable
+     * ExecutePlan response stream after {@code spark.connect.execute.reattachable.senderMaxStreamDuration}
+     * (default 2 min; apache/spark, sql/connect/server/.../config/Connect.scala) and the client continues with a
+     * ReattachExecute, which the router sees like any request of the session.
+     */
+    static final long REATTACH_EVERY_MILLIS = 120_000;
+
     private static final class Scheduled {
         final long at;
         final long seq;
@@ -51,6 +59,8 @@ public final class Simulation {
         String replica;
         int inFlight;
         boolean ended;
+        /** When the session's router last pushed its idle timer to the store (its near-cache entry's clock). */
+        long pushedAt;
 
         SimSession(int index, SessionPlan plan, SimRouter router, long endsAtMillis) {
             this.index = index;
@@ -106,8 +116,9 @@ public final class Simulation {
         Ewma ewma = new Ewma(cluster.ewmaAlpha(), cluster.probeIntervalMillis());
         SplittableRandom phases = new SplittableRandom(seed ^ 0x5DEECE66DL);
         for (int i = 0; i < cluster.routers(); i++) {
-            SimRouter router = new SimRouter(ewma, cluster.staleAfterMillis(), cluster.sustainMillis(), store,
-                    contender.perRouter().apply(ctx), new SplittableRandom(seed * 1_000_003L + i));
+            SimRouter router = new SimRouter(ewma, cluster.staleAfterMillis(), cluster.sustainMillis(),
+                    cluster.recentWindowMillis(), store, contender.perRouter().apply(ctx),
+                    new SplittableRandom(seed * 1_000_003L + i));
             routers.add(router);
             pollPool(router);
             probe(router);
@@ -249,9 +260,28 @@ public final class Simulation {
             return;
         }
         s.inFlight++;
+        keepAlive(s);
         Job job = new Job(s.index, now, q.tasks(), q.taskMillis(), q.aloneMillis(referenceSlots));
         long done = r.submit(job, now);
         at(done, () -> jobDone(r, job));
+        for (long t = now + REATTACH_EVERY_MILLIS; t < done; t += REATTACH_EVERY_MILLIS) {
+            at(t, () -> {
+                if (!job.lost && !s.ended) {
+                    keepAlive(s);
+                }
+            });
+        }
+    }
+
+    /**
+     * A request of {@code s} reaches its router, which pushes the session's idle timer to the store at most once
+     * per {@code refreshEvery}, as the service's router does ({@code SessionRouter.keepAlive}).
+     */
+    private void keepAlive(SimSession s) {
+        if (s.replica != null && now - s.pushedAt >= spec.cluster().refreshEveryMillis()) {
+            s.pushedAt = now;
+            store.touch(s.plan.id(), s.replica);
+        }
     }
 
     /**
@@ -286,6 +316,7 @@ public final class Simulation {
     private void bind(SimSession s) {
         String chosen = s.router.place(s.plan.id(), now);
         s.replica = chosen;
+        s.pushedAt = now;
         if (chosen != null) {
             store.bindIfAbsent(s.plan.id(), chosen);
         }

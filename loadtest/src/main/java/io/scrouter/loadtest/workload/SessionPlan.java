@@ -21,14 +21,15 @@ public final class SessionPlan {
     private final long lifetimeMillis;
     private final double[] cumulative;
 
-    SessionPlan(ScenarioSpec spec, SplittableRandom random) {
+    /** A session that is heavy with probability {@code heavyShare} (its crowd's, or the scenario's). */
+    SessionPlan(ScenarioSpec spec, SplittableRandom random, double heavyShare) {
         this.clients = spec.clients();
         this.random = random;
         long hi = (random.nextLong() & ~0xF000L) | 0x4000L;                         // UUID version 4
         long lo = (random.nextLong() & 0x3FFFFFFFFFFFFFFFL) | 0x8000000000000000L;  // IETF variant
         this.id = new UUID(hi, lo).toString();
         this.router = random.nextInt(spec.cluster().routers());
-        this.heavy = random.nextDouble() < clients.heavy().share();
+        this.heavy = random.nextDouble() < heavyShare;
         this.intensity = intensity(clients.intensity(), random.nextDouble());
         this.lifetimeMillis = draw(clients.lifetime());
         this.cumulative = new double[clients.tasks().size()];

@@ -24,6 +24,8 @@ public final class Workload {
     private final ScenarioSpec spec;
     private final long seed;
     private final List<Arrival> arrivals;
+    /** Session index → the heavy share of the crowd it arrives in, for crowds that set their own. */
+    private final java.util.Map<Integer, Double> heavyShareOf = new java.util.HashMap<>();
 
     public Workload(ScenarioSpec spec, long seed) {
         this.spec = spec;
@@ -46,7 +48,8 @@ public final class Workload {
 
     /** The plan of session {@code index}; a fresh plan replays the same draws from the start. */
     public SessionPlan session(int index) {
-        return new SessionPlan(spec, new SplittableRandom(seed * 0x9E3779B97F4A7C15L + 1_000_003L * index + 17));
+        return new SessionPlan(spec, new SplittableRandom(seed * 0x9E3779B97F4A7C15L + 1_000_003L * index + 17),
+                heavyShareOf.getOrDefault(index, spec.clients().heavy().share()));
     }
 
     /** Arrival rate of new sessions per second at {@code t}. */
@@ -110,6 +113,9 @@ public final class Workload {
         }
         for (ScenarioSpec.Burst b : spec.clients().bursts()) {
             for (int i = 0; i < b.sessions(); i++) {
+                if (!Double.isNaN(b.heavyShare())) {
+                    heavyShareOf.put(index, b.heavyShare());
+                }
                 out.add(new Arrival(b.atMillis() + random.nextLong(b.overMillis()), index++));
             }
         }

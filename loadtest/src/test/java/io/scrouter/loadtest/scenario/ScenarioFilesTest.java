@@ -73,6 +73,26 @@ class ScenarioFilesTest {
                 .hasMessageContaining("'cluster.replicas' needs at least one replica");
         assertThatThrownBy(() -> ScenarioFiles.load("steady", List.of("cluster=3")))
                 .hasMessageContaining("'cluster' must be a mapping");
+        assertThatThrownBy(() -> ScenarioFiles.load("steady", List.of("cluster.recentWindow=10s")))
+                .hasMessageContaining("'cluster.recentWindow' must not be shorter than cluster.refreshEvery (30s)");
+        assertThatThrownBy(() -> ScenarioFiles.load("steady",
+                List.of("clients.bursts=[{at: 1m, sessions: 5, heavyShare: 2}]")))
+                .hasMessageContaining("'clients.bursts[0].heavyShare' must be a number between 0.0 and 1.0, got 2.0");
+    }
+
+    @Test
+    void theRecentWindowDefaultsToFourPushesOfABusySessionAndAtLeastTwoMinutes() {
+        assertThat(ScenarioFiles.load("steady").cluster().recentWindowMillis()).isEqualTo(120_000);
+        ScenarioSpec slow = ScenarioFiles.load("steady", List.of("cluster.refreshEvery=1m"));
+        assertThat(slow.cluster().recentWindowMillis()).isEqualTo(240_000);
+    }
+
+    @Test
+    void aCrowdMaySetItsOwnShareOfHeavyUsers() {
+        ScenarioSpec spec = ScenarioFiles.load("idle-notebooks");
+        assertThat(spec.clients().heavy().share()).isEqualTo(0.12);
+        assertThat(spec.clients().bursts().get(0).heavyShare()).isEqualTo(0.0);
+        assertThat(ScenarioFiles.load("burst-5s-large").clients().bursts().get(0).heavyShare()).isNaN();
     }
 
     @Test

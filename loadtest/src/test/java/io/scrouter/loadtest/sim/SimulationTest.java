@@ -103,6 +103,38 @@ class SimulationTest {
         assertThat(r.minSessions()).isGreaterThanOrEqualTo(20);
     }
 
+    /**
+     * Ten sessions open at once and query every {@code think}; from 6 min newcomers arrive, and the last of them
+     * reports the recent count its placement saw, with how many newcomers came before it.
+     */
+    private static long[] recentSeenByTheLastNewcomer(String think) {
+        long[] seen = {-1};
+        Contender watcher = new Contender("watcher", "records the recent count", false, ctx -> (session, ready, random) -> {
+            seen[0] = ready.get(0).recentSessions();
+            return ready.get(0).replicaId();
+        });
+        ScenarioSpec spec = small("clients.initialSessions=0", "clients.think.median=" + think,
+                "clients.bursts=[{at: 0s, sessions: 10, over: 1s}]", "clients.firstQueryAfter=1s",
+                "clients.profile=[{from: 0s, sessionsPerSecond: 0}, {from: 6m, sessionsPerSecond: 0.05}]",
+                "cluster.recentWindow=2m", "duration=8m", "snapshotAt=7m");
+        Workload workload = new Workload(spec, 1);
+        long newcomers = workload.arrivals().stream().filter(a -> a.atMillis() >= 6 * 60_000).count();
+        new Simulation(spec, workload, watcher, 1).run(n -> { });
+        return new long[] {seen[0], newcomers - 1};
+    }
+
+    @Test
+    void sessionsCountAsRecentWhileTheyQueryAndNotOnceTheyIdleLongerThanTheWindow() {
+        // Querying every 5 s (their idle timers pushed every 30 s): the ten are recent, and so is every newcomer,
+        // all bound within the last 2 min.
+        long[] busy = recentSeenByTheLastNewcomer("5s");
+        assertThat(busy[1]).isPositive();
+        assertThat(busy[0]).isEqualTo(10 + busy[1]);
+        // Thinking 15 min: the ten last pushed when they opened, 6 min before; only the newcomers are recent.
+        long[] idle = recentSeenByTheLastNewcomer("15m");
+        assertThat(idle[0]).isEqualTo(idle[1]);
+    }
+
     @Test
     void theSameSeedGivesTheSameResultAndRoutersOnlyEverPlaceOnLiveReplicas() {
         ScenarioSpec spec = ScenarioFiles.load("churn", List.of("duration=40m",

@@ -48,6 +48,27 @@ class WorkloadTest {
     }
 
     @Test
+    void aCrowdWithItsOwnHeavyShareHasNoHeavyUserWhileTheSteadyArrivalsDo() {
+        ScenarioSpec spec = ScenarioFiles.load("idle-notebooks");
+        Workload w = new Workload(spec, 2);
+        long crowdHeavy = 0;
+        long laterHeavy = 0;
+        long later = 0;
+        for (Workload.Arrival a : w.arrivals()) {
+            // The crowd of notebooks opens in the first 25 min, before any steady arrival (from 30 min).
+            if (a.atMillis() < 30 * 60_000) {
+                crowdHeavy += w.session(a.index()).heavy() ? 1 : 0;
+            } else {
+                later++;
+                laterHeavy += w.session(a.index()).heavy() ? 1 : 0;
+            }
+        }
+        assertThat(crowdHeavy).isZero();
+        assertThat(later).isGreaterThan(50);
+        assertThat((double) laterHeavy / later).isBetween(0.03, 0.25); // 12% of about 100 arrivals
+    }
+
+    @Test
     void theSteadyStatePopulationArrivesDuringTheWarmUp() {
         ScenarioSpec spec = ScenarioFiles.load("steady");
         Workload w = new Workload(spec, 1);

@@ -50,7 +50,15 @@ public record ReplicaLoad(double utilisation, double lastUtilisation, long lastS
      * policies exactly the same figures.
      */
     public Candidate candidate(String replicaId, boolean fresh, long activeSessions) {
+        return candidate(replicaId, fresh, activeSessions, activeSessions);
+    }
+
+    /**
+     * The same, with {@code recentSessions} of the bound sessions having sent a request within the store's recent
+     * window (see {@link Candidate#recentSessions()}).
+     */
+    public Candidate candidate(String replicaId, boolean fresh, long activeSessions, long recentSessions) {
         return new Candidate(replicaId, utilisation, fresh, activeSessions, placementsSinceSample, lastUtilisation,
-                slots, sustainedUtilisation, unseenPlacements);
+                slots, sustainedUtilisation, unseenPlacements, recentSessions);
     }
 }

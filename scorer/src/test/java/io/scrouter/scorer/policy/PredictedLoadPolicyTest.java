@@ -64,12 +64,67 @@ class PredictedLoadPolicyTest {
         assertThat(placed[1] + placed[2]).isEqualTo(30 - placed[0]);
     }
 
+    /** A fresh candidate whose store says {@code recent} of its {@code sessions} sent a request lately. */
+    private static Candidate replica(String id, double util, long sessions, long recent, double unseen, long slots) {
+        return new Candidate(id, util, true, sessions, 0, util, slots, util, unseen, recent);
+    }
+
     @Test
-    void predictionIsHalfCappedLoadPlusUnseenPlacementsAndHalfTheCountShare() {
-        // perSession 2 slots; 8 slots. measured = 0.5 + 2 * 2 / 8 = 1.0; byCount = (3 + 1) * 2 / 8 = 1.0.
-        assertThat(policy.predicted(replica("a", 0.5, 3, 2, 8), 2.0)).isCloseTo(1.0, within(EPS));
-        // A queue of 10 times the slots counts as 4 (full): measured = 4; byCount = (0 + 1) * 2 / 8.
-        assertThat(policy.predicted(replica("b", 10.0, 0, 0, 8), 2.0)).isCloseTo(0.5 * 4 + 0.5 * 0.25, within(EPS));
+    void predictionWeighsCappedLoadPlusUnseenPlacementsAgainstTheShareOfRecentSessions() {
+        // perSession 2 slots; 8 slots. measured = 0.5 + 2 * 2 / 8 = 1.0; byCount = (3 recent + 1) * 2 / 8 = 1.0;
+        // 0.4 * 1.0 + 0.6 * 1.0. The 9 idle sessions bound besides the 3 recent ones do not count.
+        assertThat(policy.predicted(replica("a", 0.5, 12, 3, 2, 8), 2.0)).isCloseTo(1.0, within(EPS));
+        // A queue of 40 times the slots counts as 32 (full): measured = 32; byCount = (0 + 1) * 2 / 8.
+        assertThat(policy.predicted(replica("b", 40.0, 0, 0, 0, 8), 2.0)).isCloseTo(0.4 * 32 + 0.6 * 0.25, within(EPS));
+        // Below the cap the queue counts in full: 10 * 0.4 + (1 * 2 / 8) * 0.6.
+        assertThat(policy.predicted(replica("c", 10.0, 0, 0, 0, 8), 2.0)).isCloseTo(4.0 + 0.15, within(EPS));
+    }
+
+    @Test
+    void aReplicaFullOfIdleNotebooksIsNotBusierThanOneWhoseFewSessionsWork() {
+        // Same load; "notebooks" has 20 sessions bound but 2 in use, "workers" 5 bound, all 5 in use.
+        Candidate notebooks = replica("notebooks", 0.5, 20, 2, 0, 8);
+        Candidate workers = replica("workers", 0.5, 5, 5, 0, 8);
+        SplittableRandom random = new SplittableRandom(4);
+        for (int i = 0; i < 100; i++) {
+            assertThat(policy.choose(List.of(notebooks, workers), random)).isEqualTo(notebooks);
+        }
+    }
+
+    /**
+     * The situation {@code DataPathWithRealSparkTest.newSessionsGoToTheIdleReplicaWithTheDefaultPolicyOnEitherRouter}
+     * met on real Spark: replica A (2 slots) runs a 16-task query, utilisation 8; replica B (2 slots) is idle but
+     * still holds 20 sessions from earlier work, idle for longer than the recent window. Eight new sessions open
+     * one after another and stay open. Counting every bound session, the old rule sent new sessions to A from the
+     * first one: 0.5 * min(8, 4) + 0.5 * 1 * 0.76 / 2 = 2.2 against B's 0.5 * 21 * 0.76 / 2 = 4.0.
+     */
+    @Test
+    void newSessionsGoToTheIdleReplicaEvenIfItHoldsManyIdleSessions() {
+        for (long busySessions : new long[] {0, 1}) { // the busy session placed by the router, or connected directly
+            long[] bound = {busySessions, 20};
+            long[] recent = {busySessions, 0};
+            double[] unseen = {0, 0};
+            double[] util = {8.0, 0.0};
+            SplittableRandom random = new SplittableRandom(11);
+            List<String> landed = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                List<Candidate> cs = List.of(replica("A", util[0], bound[0], recent[0], unseen[0], 2),
+                        replica("B", util[1], bound[1], recent[1], unseen[1], 2));
+                String id = policy.choose(cs, random).replicaId();
+                landed.add(id);
+                int r = id.equals("A") ? 0 : 1;
+                bound[r]++;
+                recent[r]++;
+                unseen[r]++;
+            }
+            assertThat(landed).as("busy replica's own sessions: %d", busySessions).containsOnly("B");
+        }
+        // The first decision by hand, A's session placed by the router: perSession = 8 * 2 / 21 = 0.762 slots;
+        // A: 0.4 * 8 + 0.6 * (1 + 1) * 0.762 / 2 = 3.657; B: 0.4 * 0 + 0.6 * (0 + 1) * 0.762 / 2 = 0.229.
+        List<Candidate> first = List.of(replica("A", 8.0, 1, 1, 0, 2), replica("B", 0.0, 20, 0, 0, 2));
+        double[] scores = policy.scores(first);
+        assertThat(scores[0]).isCloseTo(0.4 * 8 + 0.6 * 2 * (16.0 / 21) / 2, within(EPS));
+        assertThat(scores[1]).isCloseTo(0.6 * (16.0 / 21) / 2, within(EPS));
     }
 
     @Test
@@ -91,8 +146,9 @@ class PredictedLoadPolicyTest {
             placed.get(policy.choose(candidates, random).replicaId())[1]++;
         }
         // perSession is the floor, 24 slots over the sessions: 2 slots at the first placement, 24/42 at the last.
-        // Each placement adds perSession / 8 to both terms (half each), so the load gaps of 0.4 × ½ = 0.2 are
-        // worth about one session at first and three at the end: the idle replica leads by a few, no more.
+        // Each placement adds perSession / 8 to both terms (weights 0.4 and 0.6), so the load gaps of
+        // 0.4 × 0.4 = 0.16 are worth under one session at first and about three at the end: the idle replica
+        // leads by a few, no more.
         long idle = placed.get("idle")[1];
         long half = placed.get("half")[1];
         long busy = placed.get("busy")[1];
@@ -170,8 +226,17 @@ class PredictedLoadPolicyTest {
     }
 
     @Test
+    void theRuleBeforeTheRecentCountStaysAvailableForComparison() {
+        // Counting every bound session, the replica full of idle notebooks loses: byCount (20 + 1) against (5 + 1).
+        PredictedLoadPolicy bound = new PredictedLoadPolicy(0.5, 4, false);
+        Candidate notebooks = replica("notebooks", 0.5, 20, 2, 0, 8);
+        Candidate workers = replica("workers", 0.5, 5, 5, 0, 8);
+        assertThat(bound.choose(List.of(notebooks, workers), new SplittableRandom(2))).isEqualTo(workers);
+    }
+
+    @Test
     void rejectsAWeightOutsideZeroToOneAndNoCandidates() {
-        assertThatThrownBy(() -> new PredictedLoadPolicy(1.5, 4))
+        assertThatThrownBy(() -> new PredictedLoadPolicy(1.5, 4, true))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("measured weight must be in [0, 1], got 1.5");
         assertThatThrownBy(() -> policy.choose(List.of(), new SplittableRandom(1)))
@@ -182,11 +247,11 @@ class PredictedLoadPolicyTest {
     @Test
     void scoresShownToOperatorsAreTheOnesThePolicyRanksBy() {
         // perSession: measured (1.0 * 8 + 0.2 * 8) / 4 = 2.4, below the floor 16 / 4 = 4 slots;
-        // a: 0.5 * 1.0 + 0.5 * (4 * 4 / 8) = 1.5; b: 0.5 * (0.2 + 2 * 4 / 8) + 0.5 * (2 * 4 / 8) = 1.1
+        // a: 0.4 * 1.0 + 0.6 * (4 * 4 / 8) = 1.6; b: 0.4 * (0.2 + 2 * 4 / 8) + 0.6 * (2 * 4 / 8) = 1.08
         List<Candidate> cs = List.of(replica("a", 1.0, 3, 0, 8), replica("b", 0.2, 1, 2, 8));
         double[] scores = policy.scores(cs);
-        assertThat(scores[0]).isCloseTo(1.5, within(EPS));
-        assertThat(scores[1]).isCloseTo(1.1, within(EPS));
+        assertThat(scores[0]).isCloseTo(1.6, within(EPS));
+        assertThat(scores[1]).isCloseTo(1.08, within(EPS));
         assertThat(policy.choose(cs, new SplittableRandom(1)).replicaId()).isEqualTo("b");
     }
 }
