@@ -90,6 +90,7 @@ public final class AdminServer implements AutoCloseable {
         for (ReplicaView v : status.replicas()) {
             ObjectNode n = replicas.addObject();
             n.put("id", v.id());
+            n.put("group", v.group());
             n.put("grpc", v.grpcAddress());
             n.put("metricsUrl", v.metricsUrl());
             n.put("state", v.state());
@@ -103,6 +104,21 @@ public final class AdminServer implements AutoCloseable {
             n.put("activeSessions", v.activeSessions());
             n.put("placementsSinceSample", v.placementsSinceSample());
             putNumber(n, "score", v.score());
+        }
+        ArrayNode groups = root.putArray("groups");
+        for (GroupView g : status.groups()) {
+            ObjectNode n = groups.addObject();
+            n.put("group", g.group());
+            n.put("replicas", g.replicas());
+            n.put("readyReplicas", g.readyReplicas());
+            n.put("activeSessions", g.activeSessions());
+            putNumber(n, "utilisation", g.utilisation());
+            if (g.maxSessionsPerReplica() >= 0) {
+                n.put("maxSessionsPerReplica", g.maxSessionsPerReplica());
+            } else {
+                n.putNull("maxSessionsPerReplica");
+            }
+            n.put("fullRefusals", g.fullRefusals());
         }
         return root;
     }
@@ -161,11 +177,12 @@ public final class AdminServer implements AutoCloseable {
         if (status.storeCircuitOpen()) {
             html.append(" &middot; <span class=bad>session store unreachable: rendezvous fallback</span>");
         }
-        html.append("</p><table><tr><th>replica</th><th>gRPC</th><th>state</th><th>utilisation</th><th>fresh</th>"
+        html.append("</p><table><tr><th>replica</th><th>group</th><th>gRPC</th><th>state</th><th>utilisation</th><th>fresh</th>"
                 + "<th>sample age (ms)</th><th>probe failures</th><th>sessions</th><th>score</th><th>last error</th></tr>");
         List<ReplicaView> views = status.replicas();
         for (ReplicaView v : views) {
-            html.append("<tr><td>").append(esc(v.id())).append("</td><td>").append(esc(v.grpcAddress()))
+            html.append("<tr><td>").append(esc(v.id())).append("</td><td>").append(esc(v.group()))
+                    .append("</td><td>").append(esc(v.grpcAddress()))
                     .append("</td><td>").append(esc(v.state())).append("</td><td>").append(fmt(v.utilisation()))
                     .append("</td><td>").append(v.fresh() ? "yes" : "<span class=bad>no</span>")
                     .append("</td><td>").append(v.sampleAgeMillis() < 0 ? "never" : Long.toString(v.sampleAgeMillis()))

@@ -136,6 +136,35 @@ public final class RouterMetrics implements DecisionObserver, StoreCallObserver 
                 .labelNames("replica")
                 .callback(cb -> status.replicas().forEach(v -> cb.call(v.fresh() ? 1 : 0, v.id())))
                 .register(registry);
+        GaugeWithCallback.builder().name("scrouter_replica_group")
+                .help("1 for the replica group each replica serves (join on replica to see other series by group)")
+                .labelNames("replica", "group")
+                .callback(cb -> status.replicas().forEach(v -> cb.call(1, v.id(), v.group()))).register(registry);
+        GaugeWithCallback.builder().name("scrouter_group_active_sessions")
+                .help("Live sessions bound to the replicas of each replica group").labelNames("group")
+                .callback(cb -> status.groups().forEach(g -> cb.call(g.activeSessions(), g.group())))
+                .register(registry);
+        GaugeWithCallback.builder().name("scrouter_group_ready_replicas")
+                .help("Replicas of each group that take new sessions").labelNames("group")
+                .callback(cb -> status.groups().forEach(g -> cb.call(g.readyReplicas(), g.group())))
+                .register(registry);
+        GaugeWithCallback.builder().name("scrouter_group_utilisation_ratio")
+                .help("Mean smoothed utilisation of each group's replicas with a fresh load sample")
+                .labelNames("group")
+                .callback(cb -> status.groups().forEach(g -> {
+                    if (!Double.isNaN(g.utilisation())) {
+                        cb.call(g.utilisation(), g.group());
+                    }
+                })).register(registry);
+        CounterWithCallback.builder().name("scrouter_group_full_total")
+                .help("New sessions refused (RESOURCE_EXHAUSTED) because every replica their group may use was at "
+                        + "its maxSessionsPerReplica cap, by request group")
+                .labelNames("group")
+                .callback(cb -> status.groups().forEach(g -> {
+                    if (g.fullRefusals() > 0) {
+                        cb.call(g.fullRefusals(), g.group());
+                    }
+                })).register(registry);
         CounterWithCallback.builder().name("scrouter_replica_probe_failures_total")
                 .help("Failed or timed-out load probes since the replica joined the pool").labelNames("replica")
                 .callback(cb -> status.replicas().forEach(v -> cb.call(v.probeFailures(), v.id())))
@@ -153,6 +182,11 @@ public final class RouterMetrics implements DecisionObserver, StoreCallObserver 
         List<ReplicaView> replicas() {
             RouterStatus s = source.get();
             return s == null ? List.of() : s.replicas();
+        }
+
+        List<GroupView> groups() {
+            RouterStatus s = source.get();
+            return s == null ? List.of() : s.groups();
         }
 
         NearCache nearCache() {

@@ -3,8 +3,10 @@ package io.scrouter.extproc.ops;
 import io.scrouter.extproc.pool.LoadProber;
 import io.scrouter.extproc.pool.PoolRefresher;
 import io.scrouter.extproc.pool.Replica;
+import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.extproc.pool.ServerPool;
 import io.scrouter.extproc.routing.NearCache;
+import io.scrouter.extproc.routing.ReplicaGroups;
 import io.scrouter.extproc.routing.Routing;
 import io.scrouter.scorer.Candidate;
 import io.scrouter.scorer.load.LoadBoard;
@@ -14,6 +16,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.LongSupplier;
 import java.util.stream.Collectors;
 
@@ -65,11 +68,39 @@ public final class RouterStatus {
             ReplicaLoad load = board.get(r.id());
             Candidate c = candidates.get(r.id());
             double score = scores.getOrDefault(r.id(), Double.NaN);
-            out.add(new ReplicaView(r.id(), r.grpcAddress(), r.metricsUrl(), r.state().wireName(), load.utilisation(),
+            out.add(new ReplicaView(r.id(), r.group(), r.grpcAddress(), r.metricsUrl(), r.state().wireName(), load.utilisation(),
                     load.lastUtilisation(), c != null && c.fresh(),
                     load.everSampled() ? load.sampleAgeMillis(now) : -1, load.consecutiveFailures(), load.lastError(),
                     c == null ? 0 : c.activeSessions(), load.placementsSinceSample(), score, prober.failuresOf(r.id())));
         }
+        return out;
+    }
+
+    /**
+     * The replicas by group, in name order: how many, how many take new sessions, their live sessions and the mean
+     * smoothed utilisation of the fresh ones, with the group's cap and how often a request of that group found
+     * every replica it may use at its cap.
+     */
+    public List<GroupView> groups() {
+        ReplicaGroups groups = routing.placement().groups();
+        Map<String, Long> full = groups.fullRefusals();
+        Map<String, List<ReplicaView>> byGroup = new TreeMap<>();
+        for (ReplicaView v : replicas()) {
+            byGroup.computeIfAbsent(v.group(), g -> new ArrayList<>()).add(v);
+        }
+        for (String requestGroup : full.keySet()) {
+            byGroup.putIfAbsent(requestGroup, List.of());
+        }
+        List<GroupView> out = new ArrayList<>(byGroup.size());
+        byGroup.forEach((group, views) -> {
+            long ready = views.stream().filter(v -> v.state().equals(ReplicaState.READY.wireName())).count();
+            long sessions = views.stream().mapToLong(ReplicaView::activeSessions).sum();
+            double utilisation = views.stream().filter(ReplicaView::fresh).mapToDouble(ReplicaView::utilisation)
+                    .average().orElse(Double.NaN);
+            Long cap = groups.caps().get(group);
+            out.add(new GroupView(group, views.size(), ready, sessions, utilisation, cap == null ? -1 : cap,
+                    full.getOrDefault(group, 0L)));
+        });
         return out;
     }
 

@@ -104,6 +104,7 @@ public final class PlacementProposer {
         if (access.order() != null) {
             for (Replica r : snapshot.ready()) {
                 if (access.allows(r)) {
+                    groups.noteFull(access.requestGroup());
                     return GroupRejections.full(access.requestGroup(), access.order());
                 }
             }
@@ -185,5 +186,10 @@ public final class PlacementProposer {
 
     public Placer placer() {
         return placer;
+    }
+
+    /** The groups the proposals respect (admin view, metrics). */
+    public ReplicaGroups groups() {
+        return groups;
     }
 }

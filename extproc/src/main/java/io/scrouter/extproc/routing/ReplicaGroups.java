@@ -7,6 +7,9 @@ import io.scrouter.extproc.pool.ReplicaAddress;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Which replicas a request may use, by its group: the {@code groups} section of the configuration applied to the
@@ -25,6 +28,8 @@ public final class ReplicaGroups {
     public static final ReplicaGroups NONE = new ReplicaGroups(null);
 
     private final RouterConfig.Groups config;
+    /** Refusals because every allowed replica was full, by request group (a configured name, so few keys). */
+    private final Map<String, LongAdder> fullRefusals = new ConcurrentHashMap<>();
 
     private ReplicaGroups(RouterConfig.Groups config) {
         this.config = config;
@@ -89,6 +94,18 @@ public final class ReplicaGroups {
             return Long.MAX_VALUE;
         }
         return config.maxSessionsPerReplica().getOrDefault(replicaGroup, Long.MAX_VALUE);
+    }
+
+    /** A new session of {@code requestGroup} found every replica it may use at its cap. */
+    void noteFull(String requestGroup) {
+        fullRefusals.computeIfAbsent(requestGroup, g -> new LongAdder()).increment();
+    }
+
+    /** How many new sessions each request group had refused for want of room, since the router started. */
+    public Map<String, Long> fullRefusals() {
+        Map<String, Long> out = new TreeMap<>();
+        fullRefusals.forEach((group, count) -> out.put(group, count.sum()));
+        return out;
     }
 
     /** True when groups are configured. */
