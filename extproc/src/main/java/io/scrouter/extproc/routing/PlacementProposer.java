@@ -146,6 +146,16 @@ public final class PlacementProposer {
         }
     }
 
+    /**
+     * A session bound to {@code replicaId} was released: it no longer counts among the replica's sessions, nor
+     * as load its samples have yet to show. Without this a replica that took a run of short sessions looked busy
+     * for the load board's horizon after they had all ended.
+     */
+    void released(String replicaId) {
+        board.noteRelease(replicaId);
+        counts.noteReleased(replicaId);
+    }
+
     private List<Candidate> candidates(Collection<Replica> replicas) {
         long now = time.millis();
         List<Candidate> out = new ArrayList<>(replicas.size());

@@ -45,7 +45,7 @@ public record Routing(SessionRouter router, Reconciler reconciler, NearCache nea
         PlacementProposer proposer = new PlacementProposer(placement.placer(), placement.board(), placement.counts(),
                 time, placement.random(), placement.groups());
         WriteBacks writeBacks = new WriteBacks(store, guard, nearCache, time, settings);
-        SessionUpkeep upkeep = new SessionUpkeep(store, guard, nearCache, writeBacks, time, settings);
+        SessionUpkeep upkeep = new SessionUpkeep(store, guard, nearCache, writeBacks, proposer, time, settings);
         Reconciler reconciler = new Reconciler(nearCache, feed, guard, new LostDrivers(store, guard, settings),
                 writeBacks);
         pool.onChange(reconciler::onPoolChange);

@@ -57,12 +57,12 @@ public final class SessionCounts {
     }
 
     public long get(String replicaId) {
-        return stored.getOrDefault(replicaId, 0L) + local(replicaId);
+        return Math.max(0, stored.getOrDefault(replicaId, 0L) + local(replicaId));
     }
 
     /** Sessions of {@code replicaId} that sent a request within the recent window, plus this router's placements. */
     public long recent(String replicaId) {
-        return storedRecent.getOrDefault(replicaId, 0L) + local(replicaId);
+        return Math.max(0, storedRecent.getOrDefault(replicaId, 0L) + local(replicaId));
     }
 
     private long local(String replicaId) {
@@ -72,6 +72,21 @@ public final class SessionCounts {
 
     public void noteBound(String replicaId) {
         sinceRefresh.computeIfAbsent(replicaId, k -> new AtomicLong()).incrementAndGet();
+    }
+
+    /**
+     * A session of {@code replicaId} was released through this router: it stops counting now rather than at the
+     * next refresh (the store drops it from the index at the same time, so the refresh agrees).
+     */
+    public void noteReleased(String replicaId) {
+        sinceRefresh.compute(replicaId, (id, local) -> {
+            AtomicLong l = local == null ? new AtomicLong() : local;
+            // Never below zero: a release of a session no count here included yet must not hide a later one.
+            if (stored.getOrDefault(id, 0L) + l.get() > 0) {
+                l.decrementAndGet();
+            }
+            return l;
+        });
     }
 
     /** Re-reads the counts; on failure keeps the old ones (with local placements still added). */

@@ -15,11 +15,13 @@ final class SessionUpkeep {
     private final GuardedStore guard;
     private final NearCache nearCache;
     private final WriteBacks writeBacks;
+    private final PlacementProposer proposer;
     private final TimeSource time;
     private final RouterSettings settings;
 
     SessionUpkeep(SessionStore store, GuardedStore guard, NearCache nearCache, WriteBacks writeBacks,
-                  TimeSource time, RouterSettings settings) {
+                  PlacementProposer proposer, TimeSource time, RouterSettings settings) {
+        this.proposer = proposer;
         this.store = store;
         this.guard = guard;
         this.nearCache = nearCache;
@@ -57,6 +59,7 @@ final class SessionUpkeep {
         long now = time.millis();
         nearCache.put(session, new CachedBinding(entry.binding.as(Binding.State.RELEASED), entry.confirmed, now,
                 now + settings.releaseGraceMillis()));
+        proposer.released(entry.binding.replicaId());
         guard.inBackground(store.release(session, entry.binding.bound())).exceptionally(e -> {
             WriteBacks.backgroundFailed("release", session, e);
             return null;

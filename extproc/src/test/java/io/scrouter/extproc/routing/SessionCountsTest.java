@@ -113,6 +113,27 @@ class SessionCountsTest {
     }
 
     @Test
+    void aSessionReleasedThroughThisRouterStopsCountingAtOnceAndTheNextRefreshAgrees() throws Exception {
+        refreshWith(Map.of("a", 1L, "b", 0L));
+        counts.noteBound("a");
+        counts.noteReleased("a");
+        counts.noteReleased("a");
+
+        assertThat(counts.get("a")).isZero();
+        assertThat(counts.recent("a")).isZero();
+        // Released sessions are gone from the store's index, so its next count has neither.
+        refreshWith(Map.of("a", 0L, "b", 0L));
+        assertThat(counts.get("a")).isZero();
+        counts.noteBound("a");
+        assertThat(counts.get("a")).as("a later placement counts in full").isEqualTo(1);
+        // Never below zero, even for a release of a session the store had not counted yet.
+        counts.noteReleased("b");
+        assertThat(counts.get("b")).isZero();
+        counts.noteBound("b");
+        assertThat(counts.get("b")).isEqualTo(1);
+    }
+
+    @Test
     void refreshReplacesLocalPlacementsWithTheStoresFigure() throws Exception {
         counts.noteBound("a");
         counts.noteBound("a");

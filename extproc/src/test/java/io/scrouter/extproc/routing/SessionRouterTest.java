@@ -13,6 +13,7 @@ import io.scrouter.extproc.session.SessionTtls;
 import io.scrouter.extproc.testing.LogCapture;
 import io.scrouter.extproc.testing.ManualTime;
 import io.scrouter.extproc.testing.Routings;
+import io.scrouter.scorer.Candidate;
 import io.scrouter.scorer.load.LoadBoard;
 import org.junit.jupiter.api.Test;
 
@@ -20,6 +21,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -193,6 +195,26 @@ class SessionRouterTest {
         }
         assertThat(store.calls(Op.TOUCH)).isEqualTo(1);
         assertThat(store.calls(Op.FIND_OR_BIND)).as("a known session never waits on the store").isEqualTo(1);
+    }
+
+    @Test
+    void aRunOfShortSessionsLeavesNoPhantomLoadOnTheReplicasThatTookThem() {
+        Routing routing = routing();
+        Map<String, Integer> placed = new HashMap<>();
+        for (int i = 0; i < 6; i++) {
+            String session = newSession();
+            Decision d = decide(routing, session);
+            placed.merge(((Decision.Route) d).replica().id(), 1, Integer::sum);
+            decide(routing, "/spark.connect.SparkConnectService/ReleaseSession", session);
+            // The client's late clean-up after its release changes nothing.
+            decide(routing, RELEASE_EXECUTE, session);
+        }
+        assertThat(placed.values().stream().mapToInt(Integer::intValue).sum()).isEqualTo(6);
+        for (Candidate c : routing.placement().candidatesNow(pool.snapshot())) {
+            assertThat(c.activeSessions()).as("sessions of %s", c.replicaId()).isZero();
+            assertThat(c.recentSessions()).as("recent sessions of %s", c.replicaId()).isZero();
+            assertThat(c.unseenPlacements()).as("unseen placements of %s", c.replicaId()).isZero();
+        }
     }
 
     @Test

@@ -101,6 +101,17 @@ public final class LoadBoard {
         });
     }
 
+    /**
+     * A session of {@code replicaId} was released (its client sent {@code ReleaseSession}): if it was among the
+     * unseen placements, it will never bring the load they stand for. Takes one back, never below zero.
+     */
+    public void noteRelease(String replicaId) {
+        loads.computeIfPresent(replicaId, (id, prev) -> prev.unseenPlacements() <= 0 ? prev
+                : new ReplicaLoad(prev.utilisation(), prev.lastUtilisation(), prev.lastSampleAtMillis(),
+                        prev.consecutiveFailures(), prev.lastError(), prev.placementsSinceSample(), prev.slots(),
+                        prev.sustainedUtilisation(), Math.max(0.0, prev.unseenPlacements() - 1)));
+    }
+
     /** The replica's load; {@code UNKNOWN}-like (never sampled) if the board has not heard of it. */
     public ReplicaLoad get(String replicaId) {
         return loads.getOrDefault(replicaId, ReplicaLoad.UNKNOWN);

@@ -233,6 +233,20 @@ class LoadBoardTest {
     }
 
     @Test
+    void aReleasedSessionTakesBackOneUnseenPlacementAndNeverGoesBelowZero() {
+        board.recordSample("a", onTwoSlots(0, 0), 10_000);
+        board.notePlacement("a");
+        board.notePlacement("a");
+        board.noteRelease("a");
+        assertThat(board.get("a").unseenPlacements()).isEqualTo(1.0);
+        board.noteRelease("a");
+        board.noteRelease("a");
+        assertThat(board.get("a").unseenPlacements()).isZero();
+        board.noteRelease("never-seen");
+        assertThat(board.get("never-seen").everSampled()).isFalse();
+    }
+
+    @Test
     void candidateCarriesEverythingTheBoardKnows() {
         board.recordSample("a", new LoadSample(3, 1, 8), 10_000);
         board.notePlacement("a");
