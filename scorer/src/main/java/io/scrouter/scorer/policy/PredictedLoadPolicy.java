@@ -14,8 +14,8 @@ import java.util.random.RandomGenerator;
  * <pre>
  *   perSession  = Σ sustainedUtilisation × slots / Σ sessions     load of one session, in task slots, over
  *                 (over the candidates; never below Σ slots / Σ sessions: see {@link #perSession})   its life
- *   measured(r) = min(utilisation(r), LOAD_CAP) + unseenPlacements(r) × perSession / slots(r)
- *   byCount(r)  = (recentSessions(r) + 1) × perSession / slots(r)
+ *   measured(r) = min(utilisation(r), LOAD_CAP) + min(unseen(r), recent(r)) × perSession / slots(r)
+ *   byCount(r)  = (recent(r) + 1) × perSession / slots(r)            recent(r): sessions in use
  *   predicted   = 0.4 × measured + 0.6 × byCount                    lowest wins, ties at random
  * </pre>
  *
@@ -28,7 +28,10 @@ import java.util.random.RandomGenerator;
  *   <li><b>Unseen placements</b> answer the gap between probes: each session this router just placed counts
  *       at the average load of a session until samples can show it. The count fades over the load board's
  *       horizon and is not reset by a new sample, because a session placed just before a probe has not sent
- *       its first query yet (the old rule reset it and got worse with faster probes).</li>
+ *       its first query yet (the old rule reset it and got worse with faster probes). It never exceeds the
+ *       replica's sessions in use: a run of short sessions, released through another router, otherwise
+ *       left phantom load for the whole horizon, and sent new sessions to a replica running one heavy job
+ *       (seen with real Spark, DataPathWithRealSparkTest).</li>
  *   <li><b>The count of recent sessions</b> (those that sent a request within the store's recent window,
  *       and the ones just placed) is shared by every router and moves at once with every placement, as
  *       requests in flight do for Prequal and for Envoy's LEAST_REQUEST: it stops several routers with the
@@ -117,8 +120,11 @@ public final class PredictedLoadPolicy implements PlacementPolicy {
     /** Utilisation {@code c} is predicted to have with one more session, given {@link #perSession}. */
     public double predicted(Candidate c, double perSession) {
         double slots = slotsOf(c);
-        double measured = Math.min(nonNegative(c.utilisation()), loadCap) + c.unseenPlacements() * perSession / slots;
-        double byCount = ((countRecent ? c.recentSessions() : c.activeSessions()) + 1) * perSession / slots;
+        long inUse = countRecent ? c.recentSessions() : c.activeSessions();
+        // A placement whose session is no longer in use (released, or gone idle) will never bring its load.
+        double unseen = Math.min(c.unseenPlacements(), inUse);
+        double measured = Math.min(nonNegative(c.utilisation()), loadCap) + unseen * perSession / slots;
+        double byCount = (inUse + 1) * perSession / slots;
         return measuredWeight * measured + (1.0 - measuredWeight) * byCount;
     }
 

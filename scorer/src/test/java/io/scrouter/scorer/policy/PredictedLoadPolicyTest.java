@@ -235,6 +235,20 @@ class PredictedLoadPolicyTest {
     }
 
     @Test
+    void placementsWhoseSessionsEndedAddNoLoadSoAnIdleReplicaBeatsOneRunningAHeavyJob() {
+        // As on real Spark: "busy" runs one heavy job (16 tasks on 2 slots); "idle" took five short sessions that
+        // were released since (through another router, so this one still counts them as unseen). perSession is
+        // 8 * 2 / 1 = 16 slots. busy: 0.4 * 8 + 0.6 * (2 * 16 / 2) = 12.8; idle: 0.4 * (0 + min(5, 0) * 16 / 2)
+        // + 0.6 * (1 * 16 / 2) = 4.8. Counting the five unseen would have made it 0.4 * 40 + 4.8 = 20.8.
+        Candidate busy = replica("busy", 8.0, 1, 1, 0, 2);
+        Candidate idle = replica("idle", 0.0, 0, 0, 5, 2);
+        double[] scores = policy.scores(List.of(busy, idle));
+        assertThat(scores[0]).isCloseTo(12.8, within(EPS));
+        assertThat(scores[1]).isCloseTo(4.8, within(EPS));
+        assertThat(policy.choose(List.of(busy, idle), new SplittableRandom(3))).isEqualTo(idle);
+    }
+
+    @Test
     void rejectsAWeightOutsideZeroToOneAndNoCandidates() {
         assertThatThrownBy(() -> new PredictedLoadPolicy(1.5, 4, true))
                 .isInstanceOf(IllegalArgumentException.class)
@@ -247,11 +261,12 @@ class PredictedLoadPolicyTest {
     @Test
     void scoresShownToOperatorsAreTheOnesThePolicyRanksBy() {
         // perSession: measured (1.0 * 8 + 0.2 * 8) / 4 = 2.4, below the floor 16 / 4 = 4 slots;
-        // a: 0.4 * 1.0 + 0.6 * (4 * 4 / 8) = 1.6; b: 0.4 * (0.2 + 2 * 4 / 8) + 0.6 * (2 * 4 / 8) = 1.08
+        // a: 0.4 * 1.0 + 0.6 * (4 * 4 / 8) = 1.6;
+        // b: 0.4 * (0.2 + min(2 unseen, 1 in use) * 4 / 8) + 0.6 * (2 * 4 / 8) = 0.88
         List<Candidate> cs = List.of(replica("a", 1.0, 3, 0, 8), replica("b", 0.2, 1, 2, 8));
         double[] scores = policy.scores(cs);
         assertThat(scores[0]).isCloseTo(1.6, within(EPS));
-        assertThat(scores[1]).isCloseTo(1.08, within(EPS));
+        assertThat(scores[1]).isCloseTo(0.88, within(EPS));
         assertThat(policy.choose(cs, new SplittableRandom(1)).replicaId()).isEqualTo("b");
     }
 }
