@@ -2,6 +2,7 @@ package io.scrouter.extproc.pool;
 
 import java.util.Collection;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -17,6 +18,12 @@ import java.util.function.Consumer;
 public final class ServerPool {
 
     private volatile PoolSnapshot current = PoolSnapshot.EMPTY;
+    /**
+     * Ids this router saw leave the pool and not come back, oldest first; bounded, as ids of a churning pool
+     * never stop coming. Guarded by {@code this}.
+     */
+    private final LinkedHashSet<String> departed = new LinkedHashSet<>();
+    private static final int DEPARTED_KEPT = 10_000;
     private final List<Consumer<PoolChange>> listeners = new CopyOnWriteArrayList<>();
 
     public PoolSnapshot snapshot() {
@@ -25,6 +32,15 @@ public final class ServerPool {
 
     public void onChange(Consumer<PoolChange> listener) {
         listeners.add(listener);
+    }
+
+    /**
+     * True if this router saw {@code replicaId} leave the pool (and not return). A replica it never knew may have
+     * left before it started, or may not be listed yet: an instance store that restarted empty lists each
+     * replica again only at its publisher's next renewal.
+     */
+    public synchronized boolean sawLeave(String replicaId) {
+        return departed.contains(replicaId);
     }
 
     /** Replaces the pool; returns (and announces) the difference. */
@@ -57,6 +73,15 @@ public final class ServerPool {
         PoolChange change = new PoolChange(before, after, Set.copyOf(joined), Set.copyOf(left), Set.copyOf(changed));
         if (change.isEmpty()) {
             return change;
+        }
+        for (String id : left) {
+            if (after.get(id) == null) {
+                departed.add(id);
+            }
+        }
+        departed.removeAll(joined);
+        while (departed.size() > DEPARTED_KEPT) {
+            departed.remove(departed.iterator().next());
         }
         current = after;
         for (Consumer<PoolChange> l : listeners) {

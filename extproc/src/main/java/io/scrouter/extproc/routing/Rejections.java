@@ -52,6 +52,14 @@ public final class Rejections {
                         + "Start a new session with a new session_id and " + SessionIds.HEADER);
     }
 
+    static Decision.Reject replicaNotListed(String sessionId, String replicaId) {
+        return new Decision.Reject(Status.Code.UNAVAILABLE, "replica_not_listed",
+                "session " + sessionId + " lives on Spark Connect replica '" + replicaId + "', which this router "
+                        + "does not know yet (the replica list may be re-registering after a restart of the "
+                        + "session store). Retry in a few seconds; if this persists, check that the replica's "
+                        + "publisher is running");
+    }
+
     static Decision.Reject notBound(String sessionId) {
         return new Decision.Reject(Status.Code.NOT_FOUND, "session_not_bound",
                 "session " + sessionId + " has no Spark Connect replica: it was released or expired, so there is "

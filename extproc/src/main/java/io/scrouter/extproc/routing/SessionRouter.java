@@ -180,13 +180,17 @@ public final class SessionRouter {
      * Where a known session's requests go: its replica, if that replica's driver is still the one it was bound to
      * and its group is one the request may use. A session id alone never reaches another group's driver.
      */
-    private static Decision routeKnown(String session, Binding binding, PoolSnapshot snapshot, Access access) {
+    private Decision routeKnown(String session, Binding binding, PoolSnapshot snapshot, Access access) {
         if (binding.lost()) {
             return Rejections.sessionLost(session, binding.replicaId());
         }
         Replica r = snapshot.get(binding.replicaId());
         if (r == null) {
-            return Rejections.sessionLost(session, binding.replicaId());
+            // Lost only if this router saw the replica go. One it never knew may not be listed yet (the instance
+            // store restarted empty and its publisher has not renewed): saying "lost" then would make the user
+            // throw away a session that is alive. The routers that saw it go write the tombstone.
+            return pool.sawLeave(binding.replicaId()) ? Rejections.sessionLost(session, binding.replicaId())
+                    : Rejections.replicaNotListed(session, binding.replicaId());
         }
         if (binding.instance() != null && !binding.instance().equals(r.identity())) {
             // Same id, another driver (re-registered at a new address, or restarted in place): the session's state

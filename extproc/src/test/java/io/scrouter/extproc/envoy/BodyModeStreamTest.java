@@ -19,6 +19,7 @@ import io.scrouter.extproc.routing.SessionRouter;
 import io.scrouter.extproc.runtime.SystemTime;
 import io.scrouter.extproc.session.InMemorySessionStore;
 import io.scrouter.extproc.session.SessionTtls;
+import io.scrouter.extproc.testing.Await;
 import io.scrouter.extproc.testing.Patience;
 import io.scrouter.extproc.testing.Routings;
 import org.junit.jupiter.api.AfterEach;
@@ -111,6 +112,8 @@ class BodyModeStreamTest {
         }
         assertThat(ExtProcClient.upstreamOf(envoy.send(ExtProcClient.sparkCall("Config", session))))
                 .isEqualTo(replica);
+        // The observer runs after the answer is on its way.
+        Await.until("every decision observed", Patience.ANSWER, () -> observed.size() >= 6);
         assertThat(observed).hasSize(6).allSatisfy(d -> assertThat(d).isInstanceOf(Decision.Route.class));
     }
 

@@ -23,6 +23,7 @@ import io.scrouter.extproc.session.InMemorySessionStore;
 import io.scrouter.extproc.session.Lookup;
 import io.scrouter.extproc.session.SessionStore;
 import io.scrouter.extproc.session.SessionTtls;
+import io.scrouter.extproc.testing.Await;
 import io.scrouter.extproc.testing.Patience;
 import io.scrouter.extproc.testing.Routings;
 import org.junit.jupiter.api.AfterEach;
@@ -124,6 +125,7 @@ class ProcessStreamTest {
         ProcessingResponse r = envoy.send(ExtProcClient.sparkCall("ExecutePlan", UUID.randomUUID().toString()));
         assertThat(ExtProcClient.rejectionCode(r)).isEqualTo(Status.Code.UNAVAILABLE.value());
         assertThat(ExtProcClient.rejectionMessage(r)).contains("could not decide within 100 ms", "retry");
+        Await.until("the decision observed", Patience.ANSWER, () -> !observed.isEmpty());
         assertThat(observed).singleElement().isInstanceOf(Decision.Reject.class);
     }
 
@@ -140,6 +142,8 @@ class ProcessStreamTest {
         // Repeated failures open the breaker: the store is down, and new sessions are placed without it.
         ProcessingResponse later = envoy.send(ExtProcClient.sparkCall("ExecutePlan", UUID.randomUUID().toString()));
         assertThat(ExtProcClient.upstreamOf(later)).isEqualTo("127.0.0.1:15002");
+        // The observer runs after the answer is on its way, on the thread that completed the decision.
+        Await.until("every decision observed", Patience.ANSWER, () -> observed.size() >= failuresToOpen);
         assertThat(observed).hasSize(failuresToOpen);
         assertThat(observed.get(failuresToOpen - 1)).isInstanceOfSatisfying(Decision.Route.class,
                 route -> assertThat(route.outcome()).isEqualTo(Decision.Outcome.FALLBACK));
@@ -166,6 +170,7 @@ class ProcessStreamTest {
         String session = UUID.randomUUID().toString();
         envoy.send(ExtProcClient.sparkCall("Config", session));
         envoy.send(ExtProcClient.sparkCall("Config", session));
+        Await.until("both decisions observed", Patience.ANSWER, () -> observed.size() >= 2);
         assertThat(observed).hasSize(2);
         // No metrics URL on the replica: placement is on session counts, and says so.
         assertThat(((Decision.Route) observed.get(0)).outcome()).isEqualTo(Decision.Outcome.PLACED_DEGRADED);

@@ -19,6 +19,7 @@ import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.EnumMap;
 import java.util.HashMap;
@@ -215,6 +216,28 @@ class SessionRouterTest {
             assertThat(c.recentSessions()).as("recent sessions of %s", c.replicaId()).isZero();
             assertThat(c.unseenPlacements()).as("unseen placements of %s", c.replicaId()).isZero();
         }
+    }
+
+    @Test
+    void aSessionOnAReplicaThisRouterNeverSawIsToldToRetryNotThatItIsLost() {
+        // A router started while the instance store was re-registering (it restarted empty) does not list "d" yet.
+        Routing routing = routing();
+        String session = newSession();
+        memory.bindIfAbsent(session, "d@127.0.0.1:30004").join();
+        Decision notListed = decide(routing, session);
+        assertThat(reason(notListed)).isEqualTo("replica_not_listed");
+        assertThat(((Decision.Reject) notListed).code()).isEqualTo(Status.Code.UNAVAILABLE);
+        assertThat(memory.find(session).join()).as("the binding is untouched")
+                .contains(Binding.to("d@127.0.0.1:30004"));
+
+        // Once listed, the session is routed where it lives; once this router has seen it leave, it is lost.
+        List<Replica> withD = new ArrayList<>(pool.snapshot().all());
+        withD.add(new Replica("d", "127.0.0.1:30004", null, ReplicaState.READY));
+        pool.replace(withD);
+        assertThat(((Decision.Route) decide(routing, session)).replica().id()).isEqualTo("d");
+        withD.remove(withD.size() - 1);
+        pool.replace(withD);
+        assertThat(reason(decide(routing, session))).isEqualTo("session_lost");
     }
 
     @Test
