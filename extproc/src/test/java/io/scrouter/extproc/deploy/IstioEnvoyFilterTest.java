@@ -145,6 +145,17 @@ class IstioEnvoyFilterTest {
 
     @ParameterizedTest
     @MethodSource("envoyFilters")
+    void clientGroupHeaderIsStrippedByTheFirstFilter(Manifest envoyFilter) {
+        // The same first filter as the route header (the test above places it): before jwt_authn, which appends
+        // the verified group rather than replacing a client's copy, and before ext_proc.
+        DataPath path = DataPath.of(envoyFilter);
+        HeaderMutation strip = EnvoyProtos.unpack(path.strip().valueAs(HttpFilter.class).getTypedConfig(),
+                HeaderMutation.class);
+        DataPathRules.removesGroupHeader(path.strip().where(), strip.getMutations().getRequestMutationsList());
+    }
+
+    @ParameterizedTest
+    @MethodSource("envoyFilters")
     void extProcFailsClosedAndSeesRequestHeadersOnly(Manifest envoyFilter) {
         DataPath path = DataPath.of(envoyFilter);
         assertThat(path.extProc().operation()).isEqualTo("INSERT_BEFORE");

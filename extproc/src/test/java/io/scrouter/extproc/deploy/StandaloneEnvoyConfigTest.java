@@ -69,6 +69,14 @@ class StandaloneEnvoyConfigTest {
 
     @ParameterizedTest
     @MethodSource("bootstraps")
+    void clientGroupHeaderIsStrippedBeforeAnyFilter(Path file) {
+        // Every bootstrap, not only the one that sets the group: the router must never read a group a client wrote.
+        StandaloneConfig config = StandaloneConfig.load(file);
+        DataPathRules.removesGroupHeader(config.name() + " early_header_mutation_extensions", config.earlyMutations());
+    }
+
+    @ParameterizedTest
+    @MethodSource("bootstraps")
     void extProcFailsClosedAndSeesRequestHeadersOnly(Path file) {
         StandaloneConfig config = StandaloneConfig.load(file);
         DataPathRules.extProcFilter(config.name(), config.extProc(), carrier(config));
