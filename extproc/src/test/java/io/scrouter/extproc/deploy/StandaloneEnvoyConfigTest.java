@@ -32,7 +32,8 @@ class StandaloneEnvoyConfigTest {
     private static final Map<String, UpstreamCarrier> CARRIERS = Map.of(
             "envoy.yaml", UpstreamCarrier.HEADER,
             "envoy-tls.yaml", UpstreamCarrier.HEADER,
-            "envoy-metadata.yaml", UpstreamCarrier.METADATA);
+            "envoy-metadata.yaml", UpstreamCarrier.METADATA,
+            "envoy-groups.yaml", UpstreamCarrier.METADATA);
 
     static Stream<Path> bootstraps() {
         return RepoFiles.envoyBootstraps().stream();
