@@ -208,6 +208,51 @@ class IstioGroupsConfigTest {
                 assertThat(order).as("fallback order of %s", requestGroup).startsWith(requestGroup).endsWith("shared"));
     }
 
+    @Test
+    void theReadmesGroupsExamplesAreTheOverlaysAndTheRouterLoadsThem() {
+        JsonNode overlay = EnvoyProtos.yamlTree(overlayRouterConfig()).path("groups");
+        for (String[] readme : new String[][] {{"istio/README.md", "## Replica groups with Istio"},
+                {"envoy/README.md", "## Replica groups"}}) {
+            List<String> examples = groupsExamples(RepoFiles.read(RepoFiles.root().resolve(readme[0])), readme[1]);
+            assertThat(examples).as("%s, section %s: a yaml block with a groups section", readme[0], readme[1])
+                    .isNotEmpty();
+            for (String example : examples) {
+                RouterConfig router = ConfigLoader.parse(example,
+                        Map.of("SCROUTER_REDIS_ADDRESS", "redis://127.0.0.1:6379"));
+                assertThat(router.groups()).as("%s: groups loaded", readme[0]).isPresent();
+                assertThat(EnvoyProtos.yamlTree(example).path("groups"))
+                        .as("%s: the example must be the groups section overlays/groups ships", readme[0])
+                        .isEqualTo(overlay);
+            }
+        }
+    }
+
+    /** The fenced yaml blocks of one README section that start with {@code groups:}, their indentation removed. */
+    private static List<String> groupsExamples(String markdown, String heading) {
+        int start = markdown.indexOf("\n" + heading + "\n");
+        assertThat(start).as("section %s", heading).isNotNegative();
+        int end = markdown.indexOf("\n## ", start + heading.length() + 1);
+        String[] lines = markdown.substring(start, end < 0 ? markdown.length() : end).split("\n", -1);
+        List<String> blocks = new ArrayList<>();
+        StringBuilder block = null;
+        int indent = 0;
+        for (String line : lines) {
+            String trimmed = line.strip();
+            if (block == null && trimmed.equals("```yaml")) {
+                block = new StringBuilder();
+                indent = line.indexOf('`');
+            } else if (block != null && trimmed.equals("```")) {
+                if (block.toString().startsWith("groups:")) {
+                    blocks.add(block.toString());
+                }
+                block = null;
+            } else if (block != null) {
+                block.append(line.length() >= indent ? line.substring(indent) : line.strip()).append('\n');
+            }
+        }
+        return blocks;
+    }
+
     /** The router config that overlays/groups writes into the ConfigMap. */
     static String overlayRouterConfig() {
         JsonNode kustomization = EnvoyProtos.yamlTree(RepoFiles.read(OVERLAY.resolve(Manifest.KUSTOMIZATION)));
