@@ -73,6 +73,16 @@ class ConfigMistakesAreCaughtTest {
     }
 
     @Test
+    void droppingTheGroupRemovalFailsTheRules() {
+        String yaml = broken("- remove: " + RouteHeaders.GROUP + "\n", "\n");
+        StandaloneConfig config = StandaloneConfig.parse("group removal dropped", yaml);
+        DataPathRules.removesUpstreamHeader(config.name(), config.earlyMutations());
+        assertThatThrownBy(() -> DataPathRules.removesGroupHeader(config.name(), config.earlyMutations()))
+                .isInstanceOf(AssertionError.class)
+                .hasMessageContaining(RouteHeaders.GROUP);
+    }
+
+    @Test
     void aTypoInTheAccessLogHeaderFailsTheRules() {
         String yaml = broken("%REQ(X-SPARK-SESSION-ID)%", "%REQ(X-SPARK-SESION-ID)%");
         StandaloneConfig config = StandaloneConfig.parse("access log typo", yaml);

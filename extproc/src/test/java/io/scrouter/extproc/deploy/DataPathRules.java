@@ -168,7 +168,6 @@ final class DataPathRules {
         assertThat(route.getTimeout()).as("%s: route timeout", where).isEqualTo(Duration.getDefaultInstance());
     }
 
-    /** The mutation list must drop the client's copy of the route header. */
     /**
      * BUFFERED_PARTIAL sends a header-less request's body to the service in one message once more than the
      * downstream stream's buffer limit has arrived; for HTTP/2 that limit is {@code initial_stream_window_size}
@@ -183,6 +182,7 @@ final class DataPathRules {
                 .isPositive().isLessThanOrEqualTo(serviceMaxBufferedBody);
     }
 
+    /** The mutation list must drop the client's copy of the route header. */
     static void removesUpstreamHeader(String where, List<HeaderMutation> mutations) {
         assertThat(mutations)
                 .as("%s: must remove the client's %s", where, RouteHeaders.UPSTREAM)
@@ -191,11 +191,26 @@ final class DataPathRules {
     }
 
     /**
+     * The mutation list must drop the client's copy of the group header too. Where Envoy sets the group from a
+     * token, jwt_authn removes a client's copy only when a verifier runs for the request
+     * ({@code jwt_authn/verifier.cc}, {@code ProviderVerifierImpl::verify} calling
+     * {@code ExtractorImpl::sanitizeHeaders}) and then appends its own value ({@code authenticator.cc},
+     * {@code addJWTClaimToHeader}, {@code addCopy}); where nothing sets it, only this removal keeps a client from
+     * choosing its own group.
+     */
+    static void removesGroupHeader(String where, List<HeaderMutation> mutations) {
+        assertThat(mutations)
+                .as("%s: must remove the client's %s", where, RouteHeaders.GROUP)
+                .extracting(HeaderMutation::getRemove)
+                .contains(RouteHeaders.GROUP);
+    }
+
+    /**
      * Every header name of ours mentioned anywhere in a config (access log formats included) must be
      * one the service actually uses, so a typo cannot hide in a field the other rules do not look at.
      */
     static void mentionsOnlyKnownHeaders(String where, JsonNode config) {
-        Set<String> known = Set.of(RouteHeaders.UPSTREAM, RouteHeaders.SESSION_ID);
+        Set<String> known = Set.of(RouteHeaders.UPSTREAM, RouteHeaders.SESSION_ID, RouteHeaders.GROUP);
         List<String> mentioned = new ArrayList<>();
         collectHeaderNames(config, mentioned);
         assertThat(mentioned).as("%s: header names of ours", where).isNotEmpty().allSatisfy(

@@ -52,10 +52,19 @@ class IstioEnvoyFilterTest {
     private static final Set<String> OPERATIONS = Set.of("MERGE", "ADD", "REMOVE", "INSERT_BEFORE", "INSERT_AFTER",
             "INSERT_FIRST", "REPLACE");
 
-    /** The shape of the HTTP filter chain Istio generates, enough to place patches relative to each other. */
-    private static final List<String> ISTIO_HTTP_FILTERS = List.of("istio.metadata_exchange",
-            "envoy.filters.http.grpc_stats", "istio_authn", "envoy.filters.http.cors", "envoy.filters.http.fault",
-            "istio.stats", ROUTER);
+    static final String JWT_AUTHN = "envoy.filters.http.jwt_authn";
+    static final String RBAC = "envoy.filters.http.rbac";
+
+    /**
+     * The HTTP filter chain Istio 1.24 generates for a gateway with a RequestAuthentication and an
+     * AuthorizationPolicy, enough to place patches relative to each other: metadata exchange, jwt_authn, RBAC,
+     * gRPC stats, fault, CORS, telemetry, router (pilot/pkg/networking/core/listener_builder.go,
+     * {@code buildHTTPConnectionManager}; the same order up to release-1.28). jwt_authn and RBAC are there only
+     * when such policies select the gateway.
+     */
+    private static final List<String> ISTIO_HTTP_FILTERS = List.of("istio.metadata_exchange", JWT_AUTHN, RBAC,
+            "envoy.filters.http.grpc_stats", "envoy.filters.http.fault", "envoy.filters.http.cors", "istio.stats",
+            ROUTER);
 
     static Stream<Manifest> envoyFilters() {
         return Manifest.ofKind("EnvoyFilter").stream();
@@ -141,6 +150,17 @@ class IstioEnvoyFilterTest {
                 .isLessThan(chain.indexOf(ROUTER));
         assertThat(chain.indexOf(stripName)).as("%s: removal must come before every other filter", envoyFilter.where())
                 .isZero();
+    }
+
+    @ParameterizedTest
+    @MethodSource("envoyFilters")
+    void clientGroupHeaderIsStrippedByTheFirstFilter(Manifest envoyFilter) {
+        // The same first filter as the route header (the test above places it): before jwt_authn, which appends
+        // the verified group rather than replacing a client's copy, and before ext_proc.
+        DataPath path = DataPath.of(envoyFilter);
+        HeaderMutation strip = EnvoyProtos.unpack(path.strip().valueAs(HttpFilter.class).getTypedConfig(),
+                HeaderMutation.class);
+        DataPathRules.removesGroupHeader(path.strip().where(), strip.getMutations().getRequestMutationsList());
     }
 
     @ParameterizedTest
@@ -284,7 +304,7 @@ class IstioEnvoyFilterTest {
     }
 
     /** Applies the EnvoyFilter's HTTP_FILTER patches, in order, the way Istio does, to a typical chain. */
-    private static List<String> applyHttpFilterPatches(Manifest envoyFilter) {
+    static List<String> applyHttpFilterPatches(Manifest envoyFilter) {
         List<String> chain = new ArrayList<>(ISTIO_HTTP_FILTERS);
         for (EnvoyFilterPatch patch : EnvoyFilterPatch.of(envoyFilter)) {
             if (!patch.applyTo().equals("HTTP_FILTER")) {

@@ -318,7 +318,7 @@ class KubernetesManifestTest {
         });
         assertThat(Manifest.all()).extracting(Manifest::kind).containsOnly("Namespace", "Secret", "ConfigMap",
                 "Deployment", "Service", "PodDisruptionBudget", "Gateway", "VirtualService", "EnvoyFilter",
-                "AuthorizationPolicy", "NetworkPolicy", "PodMonitor", "PrometheusRule");
+                "AuthorizationPolicy", "RequestAuthentication", "NetworkPolicy", "PodMonitor", "PrometheusRule");
         assertThat(Manifest.only("Namespace").name()).isEqualTo(deployment.namespace());
     }
 

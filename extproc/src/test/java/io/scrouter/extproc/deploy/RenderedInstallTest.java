@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.scrouter.extproc.envoy.RouteHeaders;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -22,8 +23,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * checked object by object against the parameters the variant was given: namespace, gateway namespace,
  * selector, service account and port, and image land everywhere they must; the gateway EnvoyFilter stays in
  * the gateway's namespace; only the gateway (and, in the sidecar variant, the labelled clients) may call
- * ext_proc; only routers and publishers may reach Redis. Needs {@code kubectl} (1.32 ships kustomize 5.5);
- * skipped with a message where it is missing.
+ * ext_proc; only routers and publishers may reach Redis; with replica groups, the gateway's token policies sit in
+ * the gateway's namespace, on its pods and port, and the Spark Connect server speaks TLS. Needs {@code kubectl}
+ * (1.32 ships kustomize 5.5); skipped with a message where it is missing.
  */
 class RenderedInstallTest {
 
@@ -32,18 +34,47 @@ class RenderedInstallTest {
     private static final String ROUTER = "scrouter-extproc";
 
     /** A directory kustomize builds, with the parameters file it is meant to apply. */
-    record Variant(String dir, String parameters, boolean sidecar, boolean monitoring, boolean networkPolicy) {
+    record Variant(String dir, String parameters, boolean sidecar, boolean monitoring, boolean networkPolicy,
+                   boolean groups) {
         @Override
         public String toString() {
             return dir;
         }
     }
 
-    static Stream<Variant> variants() {
+    static Stream<Variant> variants() throws IOException {
         return Stream.of(
-                new Variant("istio", "istio/parameters/parameters.yaml", false, false, false),
-                new Variant("istio/overlays/sidecar", "istio/parameters/parameters.yaml", true, false, false),
-                new Variant("istio/overlays/example", "istio/overlays/example/parameters.yaml", false, true, true));
+                new Variant("istio", "istio/parameters/parameters.yaml", false, false, false, false),
+                new Variant("istio/overlays/sidecar", "istio/parameters/parameters.yaml", true, false, false, false),
+                new Variant("istio/overlays/example", "istio/overlays/example/parameters.yaml", false, true, true,
+                        false),
+                new Variant("istio/overlays/groups", "istio/parameters/parameters.yaml", false, false, false, true),
+                groupsWithEveryParameterChanged());
+    }
+
+    /**
+     * components/groups with the example overlay's parameters, where every value differs from the one written in
+     * the files, so a field that components/parameters fails to reach shows. Written under target/, because
+     * kustomize accepts only relative paths to the kustomizations it builds on.
+     */
+    private static Variant groupsWithEveryParameterChanged() throws IOException {
+        String dir = "extproc/target/kustomize/groups-example-parameters";
+        Path root = RepoFiles.root().resolve(dir);
+        Files.createDirectories(root);
+        Files.copy(RepoFiles.root().resolve("istio/overlays/example/parameters.yaml"), root.resolve("parameters.yaml"),
+                java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        String istio = root.relativize(RepoFiles.root().resolve("istio")).toString().replace('\\', '/');
+        Files.writeString(root.resolve(Manifest.KUSTOMIZATION), String.join("\n",
+                "apiVersion: kustomize.config.k8s.io/v1beta1",
+                "kind: Kustomization",
+                "resources:",
+                "- " + istio + "/base",
+                "- parameters.yaml",
+                "components:",
+                "- " + istio + "/components/groups",
+                "- " + istio + "/components/parameters",
+                ""));
+        return new Variant(dir, dir + "/parameters.yaml", false, false, false, true);
     }
 
     // Per test rather than once per class, so that each check is reported as skipped, with the reason.
@@ -140,11 +171,65 @@ class RenderedInstallTest {
                 String expected = d.at("/metadata/name").asText().equals("scrouter-gateway")
                         ? p.path("gatewayNamespace").asText() : "istio-system";
                 assertThat(d.at("/metadata/namespace").asText()).as(where).isEqualTo(expected);
+            } else if (actsOnTheGateway(d, p)) {
+                // So does a security policy with a selector (components/groups).
+                assertThat(d.at("/metadata/namespace").asText()).as(where)
+                        .isEqualTo(p.path("gatewayNamespace").asText());
             } else {
                 assertThat(d.at("/metadata/namespace").asText()).as(where).isEqualTo(namespace);
             }
         }
         assertThat(ofKind(docs, "EnvoyFilter")).hasSize(v.sidecar() ? 2 : 1);
+        assertThat(ofKind(docs, "RequestAuthentication")).hasSize(v.groups() ? 1 : 0);
+    }
+
+    /** A RequestAuthentication or AuthorizationPolicy that selects the gateway pods. */
+    private static boolean actsOnTheGateway(JsonNode doc, JsonNode parameters) {
+        String kind = doc.path("kind").asText();
+        return (kind.equals("RequestAuthentication") || kind.equals("AuthorizationPolicy"))
+                && doc.at("/spec/selector/matchLabels/istio").asText().equals(parameters.path("gatewaySelector")
+                .asText());
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("variants")
+    void withGroupsTheGatewayWantsATokenOverTlsAndWritesTheGroup(Variant v) throws Exception {
+        List<JsonNode> docs = render(v);
+        JsonNode p = parameters(v);
+        JsonNode server = one(docs, "Gateway", "spark-connect").at("/spec/servers/0");
+        List<JsonNode> authentications = ofKind(docs, "RequestAuthentication");
+        List<JsonNode> gatewayPolicies = ofKind(docs, "AuthorizationPolicy").stream()
+                .filter(d -> actsOnTheGateway(d, p)).toList();
+        if (!v.groups()) {
+            assertThat(authentications).isEmpty();
+            assertThat(gatewayPolicies).isEmpty();
+            assertThat(server.at("/port/protocol").asText()).isEqualTo("GRPC");
+            return;
+        }
+        assertThat(server.at("/port/protocol").asText()).as("Istio terminates TLS only for HTTPS servers")
+                .isEqualTo("HTTPS");
+        assertThat(server.at("/tls/mode").asText()).isEqualTo("SIMPLE");
+        assertThat(server.at("/port/number").asInt()).isEqualTo(p.path("gatewayPort").asInt());
+
+        JsonNode authentication = authentications.get(0);
+        assertThat(authentication.at("/metadata/namespace").asText()).isEqualTo(p.path("gatewayNamespace").asText());
+        assertThat(authentication.at("/spec/selector/matchLabels/istio").asText())
+                .isEqualTo(p.path("gatewaySelector").asText());
+        assertThat(authentication.at("/spec/jwtRules/0/outputClaimToHeaders/0/header").asText())
+                .isEqualTo(RouteHeaders.GROUP);
+
+        assertThat(gatewayPolicies).singleElement().satisfies(policy -> {
+            assertThat(policy.at("/spec/action").asText()).isEqualTo("DENY");
+            assertThat(policy.at("/metadata/namespace").asText()).isEqualTo(p.path("gatewayNamespace").asText());
+            JsonNode port = policy.at("/spec/rules/0/to/0/operation/ports/0");
+            assertThat(port.isTextual()).as("AuthorizationPolicy ports are strings: %s", port).isTrue();
+            assertThat(port.asText()).isEqualTo(p.path("gatewayPort").asText());
+            assertThat(policy.at("/spec/rules/0/from/0/source/notRequestPrincipals/0").asText()).isEqualTo("*");
+        });
+
+        JsonNode gatewayFilter = one(docs, "EnvoyFilter", "scrouter-gateway");
+        assertThat(gatewayFilter.at("/spec/configPatches/0/patch/value/typed_config/mutations/request_mutations")
+                .findValuesAsText("remove")).contains(RouteHeaders.GROUP);
     }
 
     @ParameterizedTest(name = "{0}")

@@ -9,6 +9,7 @@ import io.envoyproxy.envoy.config.route.v3.Route;
 import io.envoyproxy.envoy.extensions.filters.http.ext_proc.v3.ExternalProcessor;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter;
+import io.envoyproxy.envoy.extensions.http.early_header_mutation.header_mutation.v3.HeaderMutation;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -49,6 +50,14 @@ record StandaloneConfig(String name, JsonNode tree, Bootstrap bootstrap) {
                     throw new AssertionError(name + ": more than one HTTP connection manager");
                 })
                 .orElseThrow(() -> new AssertionError(name + ": no HTTP connection manager"));
+    }
+
+    /** Every mutation of the connection manager's early header mutations, which run before any filter. */
+    List<io.envoyproxy.envoy.config.common.mutation_rules.v3.HeaderMutation> earlyMutations() {
+        return connectionManager().getEarlyHeaderMutationExtensionsList().stream()
+                .map(ext -> EnvoyProtos.unpack(ext.getTypedConfig(), HeaderMutation.class))
+                .flatMap(m -> m.getMutationsList().stream())
+                .toList();
     }
 
     List<HttpFilter> httpFilters() {

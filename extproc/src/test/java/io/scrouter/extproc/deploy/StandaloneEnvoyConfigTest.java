@@ -32,7 +32,8 @@ class StandaloneEnvoyConfigTest {
     private static final Map<String, UpstreamCarrier> CARRIERS = Map.of(
             "envoy.yaml", UpstreamCarrier.HEADER,
             "envoy-tls.yaml", UpstreamCarrier.HEADER,
-            "envoy-metadata.yaml", UpstreamCarrier.METADATA);
+            "envoy-metadata.yaml", UpstreamCarrier.METADATA,
+            "envoy-groups.yaml", UpstreamCarrier.METADATA);
 
     static Stream<Path> bootstraps() {
         return RepoFiles.envoyBootstraps().stream();
@@ -65,6 +66,14 @@ class StandaloneEnvoyConfigTest {
         assertThat(config.filterIndex(StandaloneConfig.EXT_PROC_TYPE))
                 .as("%s: ext_proc must run before the router", config.name())
                 .isLessThan(config.filterIndex(StandaloneConfig.ROUTER_TYPE));
+    }
+
+    @ParameterizedTest
+    @MethodSource("bootstraps")
+    void clientGroupHeaderIsStrippedBeforeAnyFilter(Path file) {
+        // Every bootstrap, not only the one that sets the group: the router must never read a group a client wrote.
+        StandaloneConfig config = StandaloneConfig.load(file);
+        DataPathRules.removesGroupHeader(config.name() + " early_header_mutation_extensions", config.earlyMutations());
     }
 
     @ParameterizedTest

@@ -13,9 +13,11 @@ import io.envoyproxy.envoy.extensions.access_loggers.stream.v3.StderrAccessLog;
 import io.envoyproxy.envoy.extensions.access_loggers.stream.v3.StdoutAccessLog;
 import io.envoyproxy.envoy.extensions.filters.http.ext_proc.v3.ExternalProcessor;
 import io.envoyproxy.envoy.extensions.filters.http.header_mutation.v3.HeaderMutation;
+import io.envoyproxy.envoy.extensions.filters.http.jwt_authn.v3.JwtAuthentication;
 import io.envoyproxy.envoy.extensions.filters.http.router.v3.Router;
 import io.envoyproxy.envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager;
 import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext;
+import io.envoyproxy.envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext;
 import io.envoyproxy.envoy.extensions.upstreams.http.v3.HttpProtocolOptions;
 
 import java.io.IOException;
@@ -38,6 +40,7 @@ public final class EnvoyConfigs {
             .add(ExternalProcessor.getDescriptor())
             .add(Router.getDescriptor())
             .add(HeaderMutation.getDescriptor())
+            .add(JwtAuthentication.getDescriptor())
             .add(io.envoyproxy.envoy.extensions.http.early_header_mutation.header_mutation.v3.HeaderMutation
                     .getDescriptor())
             .add(HttpProtocolOptions.getDescriptor())
@@ -45,6 +48,7 @@ public final class EnvoyConfigs {
             .add(StderrAccessLog.getDescriptor())
             .add(FileAccessLog.getDescriptor())
             .add(DownstreamTlsContext.getDescriptor())
+            .add(UpstreamTlsContext.getDescriptor())
             .build();
 
     private static final JsonFormat.Parser PARSER = JsonFormat.parser().usingTypeRegistry(TYPES);

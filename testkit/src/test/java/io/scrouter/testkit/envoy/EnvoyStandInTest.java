@@ -101,7 +101,8 @@ class EnvoyStandInTest {
         EnvoyModel header = shipped();
         assertThat(header.routeHeader()).contains(ROUTE);
         assertThat(header.routeMetadata()).isEmpty();
-        assertThat(header.earlyRemovedHeaders()).containsExactly(ROUTE);
+        // The route header, and the group header that only an authenticating filter may set.
+        assertThat(header.earlyRemovedHeaders()).containsExactly(ROUTE, "x-scrouter-group");
         assertThat(header.messageTimeout()).isEqualTo(Duration.ofMillis(200));
         assertThat(header.failureModeAllow()).isFalse();
         assertThat(header.allowModeOverride()).isTrue();
