@@ -3,6 +3,7 @@ package io.scrouter.loadtest;
 import io.scrouter.loadtest.scenario.ScenarioFiles;
 import io.scrouter.loadtest.scenario.ScenarioSpec;
 import io.scrouter.loadtest.workload.Moments;
+import io.scrouter.loadtest.workload.SessionPlan;
 import io.scrouter.loadtest.workload.Workload;
 
 import java.util.Locale;
@@ -34,20 +35,49 @@ public final class DescribeScenario {
         });
     }
 
-    /** What the scenario offers, as YAML comments so the output stays a valid scenario file. */
+    /**
+     * What the scenario offers, as YAML comments so the output stays a valid scenario file. With teams, what each
+     * team offers, its sessions counted in the workload: the steady-state estimate of open sessions would miss the
+     * initial sessions and crowds such scenarios are made of.
+     */
     static String offered(ScenarioSpec spec, Workload w) {
-        ScenarioSpec.Clients c = spec.clients();
+        if (spec.teams().isEmpty()) {
+            ScenarioSpec.Clients c = spec.clients();
+            double lifetime = Moments.mean(c.lifetime()) / 1000.0;
+            double open = w.rateAt(spec.durationMillis() / 2.0) * Math.min(lifetime, spec.durationMillis() / 1000.0);
+            return offered("offered", spec, c, w.seed(), w.arrivals().size(), w.initialSessions(), open);
+        }
+        StringBuilder sb = new StringBuilder();
+        long mid = spec.durationMillis() / 2;
+        for (ScenarioSpec.Team team : spec.teams()) {
+            long sessions = 0;
+            long open = 0;
+            for (Workload.Arrival a : w.arrivals()) {
+                SessionPlan p = w.session(a.index());
+                if (team.name().equals(p.team())) {
+                    sessions++;
+                    open += a.atMillis() <= mid && mid < a.atMillis() + p.lifetimeMillis() ? 1 : 0;
+                }
+            }
+            long initial = new Workload(new ScenarioSpec(spec.name(), spec.summary(), spec.durationMillis(),
+                    spec.warmupMillis(), spec.snapshotAtMillis(), team.clients(), spec.cluster()), w.seed())
+                    .initialSessions();
+            sb.append(offered(team.name() + " offers", spec, team.clients(), w.seed(), sessions, initial, open));
+        }
+        return sb.toString();
+    }
+
+    private static String offered(String what, ScenarioSpec spec, ScenarioSpec.Clients c, long seed, long sessions,
+                                  long initial, double open) {
         double perSession = Moments.slotsPerSession(c);
-        double lifetime = Moments.mean(c.lifetime()) / 1000.0;
-        double open = w.rateAt(spec.durationMillis() / 2.0) * Math.min(lifetime, spec.durationMillis() / 1000.0);
         int slots = spec.cluster().replicas().stream().mapToInt(Integer::intValue).sum();
         return String.format(Locale.ROOT, """
-                # offered (seed %d): %d sessions in all, %d open at the start; at mid-run about %.0f open
+                # %s (seed %d): %d sessions in all, %d open at the start; at mid-run about %.0f open
                 # a query: %.1f tasks of %.0f ms on average (ordinary users); heavy users %.0f%%
                 # task-slot demand of one session if answers were instant: %.2f slots; %.0f open sessions: %.0f
                 # of %d slots (%.0f%%); closed-loop users offer less, since they wait for answers
-                """, w.seed(),
-                w.arrivals().size(), w.initialSessions(), open, Moments.meanTasks(c), Moments.mean(c.taskTime()),
+                """, what, seed,
+                sessions, initial, open, Moments.meanTasks(c), Moments.mean(c.taskTime()),
                 c.heavy().share() * 100, perSession, open, perSession * open, slots, 100 * perSession * open / slots);
     }
 }

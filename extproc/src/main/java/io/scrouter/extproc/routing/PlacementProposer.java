@@ -61,23 +61,8 @@ public final class PlacementProposer {
      * a new session ({@link #nothingToPropose} says why).
      */
     Proposal propose(String session, PoolSnapshot snapshot, boolean mustAgree, Access access) {
-        if (access.order() == null) {
-            return proposeAmong(session, snapshot.ready(), snapshot, mustAgree);
-        }
-        for (String group : access.order()) {
-            List<Replica> open = new ArrayList<>();
-            long cap = groups.capOf(group);
-            for (Replica r : snapshot.ready()) {
-                if (r.group().equals(group) && (mustAgree || counts.get(r.id()) < cap)) {
-                    open.add(r);
-                }
-            }
-            Proposal p = proposeAmong(session, open, snapshot, mustAgree);
-            if (p != null) {
-                return p;
-            }
-        }
-        return null;
+        return groups.placeInOrder(access, snapshot.ready(), r -> counts.get(r.id()), mustAgree,
+                open -> proposeAmong(session, open, snapshot, mustAgree));
     }
 
     private Proposal proposeAmong(String session, List<Replica> ready, PoolSnapshot snapshot, boolean mustAgree) {

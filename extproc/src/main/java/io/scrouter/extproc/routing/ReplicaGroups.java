@@ -4,12 +4,15 @@ import io.scrouter.extproc.config.RouterConfig;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaAddress;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Function;
+import java.util.function.ToLongFunction;
 
 /**
  * Which replicas a request may use, by its group: the {@code groups} section of the configuration applied to the
@@ -86,6 +89,38 @@ public final class ReplicaGroups {
             return new Refused(GroupRejections.unknown(requestGroup));
         }
         return new Granted(new Access(requestGroup, order));
+    }
+
+    /**
+     * Offers a new session's replicas to {@code placeAmong} one allowed replica group at a time, in the access's
+     * fallback order, and returns its first answer that is not null. Each group's offer is its ready replicas
+     * below the group's cap ({@code sessionsOn} of the replica), or all of them when {@code ignoreCaps}; a group
+     * with nothing to offer is skipped. Without groups ({@code access.order()} null) all of {@code ready} is offered
+     * at once. The router's placement and the simulator's both go through here, so they apply groups alike.
+     *
+     * @param ready      replicas that take new sessions, in pool order
+     * @param placeAmong picks among a non-empty offer; null when it takes none of them
+     * @return the first placement made, or null when no allowed group took the session
+     */
+    public <P> P placeInOrder(Access access, List<Replica> ready, ToLongFunction<Replica> sessionsOn,
+                              boolean ignoreCaps, Function<List<Replica>, P> placeAmong) {
+        if (access.order() == null) {
+            return ready.isEmpty() ? null : placeAmong.apply(ready);
+        }
+        for (String group : access.order()) {
+            List<Replica> open = new ArrayList<>();
+            long cap = capOf(group);
+            for (Replica r : ready) {
+                if (r.group().equals(group) && (ignoreCaps || sessionsOn.applyAsLong(r) < cap)) {
+                    open.add(r);
+                }
+            }
+            P placed = open.isEmpty() ? null : placeAmong.apply(open);
+            if (placed != null) {
+                return placed;
+            }
+        }
+        return null;
     }
 
     /** The most live sessions one replica of {@code replicaGroup} takes; {@link Long#MAX_VALUE} when uncapped. */

@@ -181,7 +181,8 @@ public final class ScenarioFiles {
         }
         String key = assignment.substring(0, eq).trim();
         String text = assignment.substring(eq + 1).trim();
-        if (!key.matches("[A-Za-z][A-Za-z0-9]*(\\.[A-Za-z][A-Za-z0-9]*)*")) {
+        // Team and group names (teams.team-a.think) may have '-' and '_'.
+        if (!key.matches("[A-Za-z][A-Za-z0-9_-]*(\\.[A-Za-z][A-Za-z0-9_-]*)*")) {
             throw new IllegalArgumentException("override key '" + key + "' must be dotted names such as clients.think.median");
         }
         JsonNode value;

@@ -4,9 +4,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.scrouter.extproc.config.RouterConfig;
+import io.scrouter.extproc.pool.Replica;
+import io.scrouter.extproc.pool.ReplicaAddress;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Everything a simulated run depends on, read from a scenario file: the clients (who arrives when, and what
@@ -20,9 +24,29 @@ import java.util.List;
  * @param warmupMillis queries sent before this are not measured; the sessions already open when a real
  *                   measurement would start arrive during it
  * @param snapshotAtMillis when sessions per replica are counted for the report
+ * @param teams      groups of clients that each arrive and query in their own way; when there are any, every
+ *                   session belongs to one of them and {@code clients} is only what they share (each team's
+ *                   {@code clients} is merged over it); empty: the sessions are those of {@code clients}
  */
 public record ScenarioSpec(String name, String summary, long durationMillis, long warmupMillis,
-                           long snapshotAtMillis, Clients clients, Cluster cluster) {
+                           long snapshotAtMillis, Clients clients, List<Team> teams, Cluster cluster) {
+
+    public ScenarioSpec {
+        teams = List.copyOf(teams);
+    }
+
+    /** A spec without teams. */
+    public ScenarioSpec(String name, String summary, long durationMillis, long warmupMillis, long snapshotAtMillis,
+                        Clients clients, Cluster cluster) {
+        this(name, summary, durationMillis, warmupMillis, snapshotAtMillis, clients, List.of(), cluster);
+    }
+
+    /**
+     * The clients of one team. Its name is its sessions' group as the router would read it from the group header
+     * ({@code cluster.groups} decides where such sessions may go).
+     */
+    public record Team(String name, Clients clients) {
+    }
 
     /** How a session's next query is timed. */
     public enum Loop {
@@ -123,16 +147,26 @@ public record ScenarioSpec(String name, String summary, long durationMillis, lon
      *                       ({@code sessions.refreshEvery}): the resolution of the recent-session count
      * @param recentWindowMillis a session whose timer was pushed this recently counts as recent (router setting)
      * @param changes        replicas failing, draining and joining, in time order
+     * @param replicaGroups  the group of each replica of {@code replicas}, in the same order (as the publisher's
+     *                       {@code --group}); empty: all in {@link Replica#DEFAULT_GROUP}, as are replicas that join
+     * @param groups         the routers' {@code groups} section, as in a router configuration; empty: every
+     *                       session may go to every replica
      */
     public record Cluster(List<Integer> replicas, int routers, long probeIntervalMillis, long metricsLagMillis,
                           long probeLatencyMillis, long probeTimeoutMillis, long poolPollMillis,
                           long storeDelayMillis, long publishTtlMillis, long staleAfterMillis, double ewmaAlpha,
                           long sessionCap, long sustainMillis, long refreshEveryMillis, long recentWindowMillis,
-                          List<Change> changes) {
+                          List<Change> changes, List<String> replicaGroups, Optional<RouterConfig.Groups> groups) {
 
         public Cluster {
             replicas = List.copyOf(replicas);
             changes = List.copyOf(changes);
+            replicaGroups = List.copyOf(replicaGroups);
+        }
+
+        /** The group of the replica started {@code index}-th (joined replicas count on from the initial ones). */
+        public String groupOf(int index) {
+            return index < replicaGroups.size() ? replicaGroups.get(index) : Replica.DEFAULT_GROUP;
         }
     }
 
@@ -170,9 +204,51 @@ public record ScenarioSpec(String name, String summary, long durationMillis, lon
         long snapshot = root.millis("snapshotAt", (warmup + duration) / 2, 0, duration);
         root.string("extends", null); // resolved by ScenarioFiles before reading; accepted here
         Clients clients = clients(root.section("clients"), duration);
+        List<Team> teams = teams(root.section("teams"), tree.get("clients"), duration);
         Cluster cluster = cluster(root.section("cluster"), duration);
         root.rejectUnknownKeys();
-        return new ScenarioSpec(name, summary, duration, warmup, snapshot, clients, cluster);
+        if (cluster.groups().isPresent()) {
+            checkEveryTeamHasAGroup(teams, cluster.groups().get());
+        }
+        return new ScenarioSpec(name, summary, duration, warmup, snapshot, clients, teams, cluster);
+    }
+
+    /** Each team's clients: its own keys merged over the shared {@code clients}, then read like them. */
+    private static List<Team> teams(SpecNode t, JsonNode shared, long duration) {
+        List<Team> teams = new ArrayList<>();
+        for (String name : t.names()) {
+            if (!ReplicaAddress.isValidId(name)) {
+                throw new ScenarioException(t.key(name), "is not a group name: team names " + ReplicaAddress.ID_RULE);
+            }
+            JsonNode own = t.raw(name);
+            new SpecNode(t.key(name), own); // a team must be a mapping (empty: exactly the shared clients)
+            ObjectNode merged = shared != null && shared.isObject() ? ((ObjectNode) shared).deepCopy()
+                    : JsonNodeFactory.instance.objectNode();
+            if (own != null) {
+                ScenarioFiles.merge(merged, (ObjectNode) own);
+            }
+            teams.add(new Team(name, clients(new SpecNode(t.key(name), merged), duration)));
+        }
+        return teams;
+    }
+
+    /**
+     * A session whose group the routers do not know is refused by every router ({@code ReplicaGroups.resolve}), so
+     * a team outside {@code groups.allow} is a mistake in the scenario, not something to simulate; so is a
+     * scenario without teams whose sessions have no group to fall back on.
+     */
+    private static void checkEveryTeamHasAGroup(List<Team> teams, RouterConfig.Groups groups) {
+        if (teams.isEmpty() && groups.withoutGroup().isEmpty()) {
+            throw new ScenarioException("cluster.groups", "needs teams (each a key of cluster.groups.allow) or "
+                    + "cluster.groups.withoutGroup: without either, every router would refuse every session");
+        }
+        for (Team team : teams) {
+            if (!groups.allow().containsKey(team.name())) {
+                throw new ScenarioException("teams." + team.name(), "is not a request group under cluster.groups.allow "
+                        + new java.util.TreeSet<>(groups.allow().keySet()) + ": every router would refuse its "
+                        + "sessions; add it there");
+            }
+        }
     }
 
     private static Clients clients(SpecNode c, long duration) {
@@ -279,9 +355,24 @@ public record ScenarioSpec(String name, String summary, long durationMillis, lon
             last = change.atMillis();
             changes.add(change);
         }
+        List<String> replicaGroups = c.strings("replicaGroups", List.of());
+        if (!replicaGroups.isEmpty() && replicaGroups.size() != slots.size()) {
+            throw new ScenarioException(c.key("replicaGroups"), "names " + replicaGroups.size() + " groups for "
+                    + slots.size() + " replicas: give one group per entry of " + c.key("replicas") + ", in order");
+        }
+        for (String g : replicaGroups) {
+            if (!ReplicaAddress.isValidId(g)) {
+                throw new ScenarioException(c.key("replicaGroups"), "group names " + ReplicaAddress.ID_RULE
+                        + ", got '" + g + "'");
+            }
+        }
+        JsonNode groupsTree = c.raw("groups");
+        Optional<RouterConfig.Groups> groups = groupsTree == null ? Optional.empty()
+                : Optional.of(GroupsConfig.read(c.key("groups"), groupsTree));
         c.rejectUnknownKeys();
         return new Cluster(slots.stream().map(Long::intValue).toList(), routers, probe, lag, latency, timeout, poll,
-                storeDelay, ttl, stale, alpha, cap, sustain, refreshEvery, recentWindow, changes);
+                storeDelay, ttl, stale, alpha, cap, sustain, refreshEvery, recentWindow, changes, replicaGroups,
+                groups);
     }
 
     /** The spec as a tree that {@link #read} reads back to an equal spec (every key written out). */
@@ -293,7 +384,16 @@ public record ScenarioSpec(String name, String summary, long durationMillis, lon
         root.put("duration", DurationText.format(durationMillis));
         root.put("warmup", DurationText.format(warmupMillis));
         root.put("snapshotAt", DurationText.format(snapshotAtMillis));
-        ObjectNode c = root.putObject("clients");
+        clientsTree(root.putObject("clients"), clients);
+        if (!teams.isEmpty()) {
+            ObjectNode t = root.putObject("teams");
+            teams.forEach(team -> clientsTree(t.putObject(team.name()), team.clients()));
+        }
+        clusterTree(root.putObject("cluster"));
+        return root;
+    }
+
+    private static void clientsTree(ObjectNode c, Clients clients) {
         c.put("loop", clients.loop().name().toLowerCase(java.util.Locale.ROOT));
         c.put("initialSessions", clients.initialSessions());
         c.put("sessionsPerSecond", clients.sessionsPerSecond());
@@ -320,7 +420,9 @@ public record ScenarioSpec(String name, String summary, long durationMillis, lon
         ArrayNode tasks = c.putArray("tasks");
         clients.tasks().forEach(t -> tasks.addObject().put("tasks", t.tasks()).put("weight", t.weight()));
         spreadTree(c.putObject("taskTime"), clients.taskTime());
-        ObjectNode k = root.putObject("cluster");
+    }
+
+    private void clusterTree(ObjectNode k) {
         ArrayNode replicas = k.putArray("replicas");
         cluster.replicas().forEach(replicas::add);
         k.put("routers", cluster.routers());
@@ -351,7 +453,11 @@ public record ScenarioSpec(String name, String summary, long durationMillis, lon
                 ch.join().forEach(j::add);
             }
         });
-        return root;
+        if (!cluster.replicaGroups().isEmpty()) {
+            ArrayNode g = k.putArray("replicaGroups");
+            cluster.replicaGroups().forEach(g::add);
+        }
+        cluster.groups().ifPresent(g -> k.set("groups", GroupsConfig.toTree(g)));
     }
 
     private static void spreadTree(ObjectNode n, Spread s) {
@@ -359,6 +465,20 @@ public record ScenarioSpec(String name, String summary, long durationMillis, lon
         n.put("sigma", s.sigma());
         n.put("min", DurationText.format(s.minMillis()));
         n.put("max", DurationText.format(s.maxMillis()));
+    }
+
+    /**
+     * The same scenario with its routers applying no groups (every session may go to every replica), to compare
+     * against: same clients, teams, replicas and replica groups.
+     */
+    public ScenarioSpec withoutGroups() {
+        Cluster c = cluster;
+        return new ScenarioSpec(name, summary, durationMillis, warmupMillis, snapshotAtMillis, clients, teams,
+                new Cluster(c.replicas(), c.routers(), c.probeIntervalMillis(), c.metricsLagMillis(),
+                        c.probeLatencyMillis(), c.probeTimeoutMillis(), c.poolPollMillis(), c.storeDelayMillis(),
+                        c.publishTtlMillis(), c.staleAfterMillis(), c.ewmaAlpha(), c.sessionCap(), c.sustainMillis(),
+                        c.refreshEveryMillis(), c.recentWindowMillis(), c.changes(), c.replicaGroups(),
+                        Optional.empty()));
     }
 
     /** The task slots of the largest replica at the start: the reference for a query's time alone. */

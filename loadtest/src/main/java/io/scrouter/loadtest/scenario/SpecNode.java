@@ -61,6 +61,36 @@ final class SpecNode {
         return out;
     }
 
+    /** The keys of this mapping, in file order (all count as read). */
+    List<String> names() {
+        List<String> out = new ArrayList<>();
+        node.fieldNames().forEachRemaining(out::add);
+        read.addAll(out);
+        return out;
+    }
+
+    /** The value under {@code name} as written, or null when absent; for sections another reader checks. */
+    JsonNode raw(String name) {
+        return value(name);
+    }
+
+    /** A list of plain values; a single value counts as a list of one. */
+    List<String> strings(String name, List<String> fallback) {
+        JsonNode v = value(name);
+        if (v == null) {
+            return fallback;
+        }
+        List<String> out = new ArrayList<>();
+        Iterable<JsonNode> items = v.isArray() ? v : List.of(v);
+        for (JsonNode item : items) {
+            if (!item.isValueNode() || item.isNull()) {
+                throw new ScenarioException(key(name), "must be a list of plain values such as [team-a, shared]");
+            }
+            out.add(item.asText());
+        }
+        return out;
+    }
+
     String string(String name, String fallback) {
         JsonNode v = value(name);
         if (v == null) {

@@ -1,5 +1,7 @@
 package io.scrouter.loadtest.sim;
 
+import io.scrouter.extproc.config.RouterConfig;
+import io.scrouter.extproc.routing.ReplicaGroups;
 import io.scrouter.loadtest.scenario.ScenarioSpec;
 import io.scrouter.loadtest.workload.SessionPlan;
 import io.scrouter.loadtest.workload.Workload;
@@ -11,8 +13,10 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.PriorityQueue;
 import java.util.SplittableRandom;
+import java.util.TreeMap;
 import java.util.function.LongConsumer;
 
 /**
@@ -27,7 +31,8 @@ import java.util.function.LongConsumer;
  * network time of requests and the decision path's own latency.
  *
  * <p>The placement itself is the real code: {@code LoadBoard}, {@code Ewma}, {@code Placer}, the policies,
- * the service's {@code SessionCounts} and in-memory store. Single-threaded and deterministic for a seed.
+ * the service's {@code SessionCounts} and in-memory store, and its {@link ReplicaGroups} when the scenario has
+ * a {@code cluster.groups} section. Single-threaded and deterministic for a seed.
  */
 public final class Simulation {
 
@@ -51,22 +56,45 @@ public final class Simulation {
         }
     }
 
+    /** What one team's sessions met, as the run goes (see {@link SimResult.Team}). */
+    private static final class TeamTally {
+        double[] slowdowns = new double[1 << 10];
+        int completed;
+        long failed;
+        long sent;
+        long refused;
+        final Map<String, Long> placedOn = new TreeMap<>();
+
+        SimResult.Team result() {
+            double[] done = Arrays.copyOf(slowdowns, completed);
+            Arrays.sort(done);
+            return new SimResult.Team(done, failed, sent, Map.copyOf(placedOn), refused);
+        }
+    }
+
     private static final class SimSession {
         final int index;
         final SessionPlan plan;
         final SimRouter router;
         final long endsAtMillis;
+        /** The replica groups it may be placed on, in fallback order, as its router resolves its group header. */
+        final ReplicaGroups.Access access;
+        /** Its team's figures; null without teams. */
+        final TeamTally team;
         String replica;
         int inFlight;
         boolean ended;
         /** When the session's router last pushed its idle timer to the store (its near-cache entry's clock). */
         long pushedAt;
 
-        SimSession(int index, SessionPlan plan, SimRouter router, long endsAtMillis) {
+        SimSession(int index, SessionPlan plan, SimRouter router, long endsAtMillis, ReplicaGroups.Access access,
+                   TeamTally team) {
             this.index = index;
             this.plan = plan;
             this.router = router;
             this.endsAtMillis = endsAtMillis;
+            this.access = access;
+            this.team = team;
         }
     }
 
@@ -81,6 +109,11 @@ public final class Simulation {
     private final Map<String, ReplicaQueue> replicas = new LinkedHashMap<>();
     /** Published replicas, id → draining, in pool order. */
     private final Map<String, Boolean> published = new LinkedHashMap<>();
+    /** Replica id → its group (a replica keeps its group for life). */
+    private final Map<String, String> groupOf = new LinkedHashMap<>();
+    private final ReplicaGroups groups;
+    /** Team name → its figures, in the scenario's order; empty without teams. */
+    private final Map<String, TeamTally> teams = new LinkedHashMap<>();
     private final SimSession[] sessions;
     private final List<SimRouter> routers = new ArrayList<>();
     private final SharedStore store;
@@ -103,6 +136,8 @@ public final class Simulation {
         this.referenceSlots = spec.referenceSlots();
         this.sessions = new SimSession[workload.arrivals().size()];
         this.store = new SharedStore(() -> now, this::at, spec.cluster().storeDelayMillis());
+        this.groups = ReplicaGroups.from(spec.cluster().groups());
+        spec.teams().forEach(t -> teams.put(t.name(), new TeamTally()));
     }
 
     /** Runs until every session has ended and every query has finished; reports arrivals as they happen. */
@@ -118,7 +153,7 @@ public final class Simulation {
         for (int i = 0; i < cluster.routers(); i++) {
             SimRouter router = new SimRouter(ewma, cluster.staleAfterMillis(), cluster.sustainMillis(),
                     cluster.recentWindowMillis(), store, contender.perRouter().apply(ctx),
-                    new SplittableRandom(seed * 1_000_003L + i));
+                    new SplittableRandom(seed * 1_000_003L + i), groups, groupOf::get);
             routers.add(router);
             pollPool(router);
             probe(router);
@@ -145,7 +180,9 @@ public final class Simulation {
         double[] done = Arrays.copyOf(slowdowns, completed);
         Arrays.sort(done);
         double[] util = replicas.values().stream().mapToDouble(r -> r.meanUtilisation(now)).toArray();
-        return new SimResult(spec.name(), contender.name(), done, failed, sent, util, snapshot);
+        Map<String, SimResult.Team> byTeam = new LinkedHashMap<>();
+        teams.forEach((name, tally) -> byTeam.put(name, tally.result()));
+        return new SimResult(spec.name(), contender.name(), done, failed, sent, util, snapshot, byTeam);
     }
 
     private void at(long when, Runnable action) {
@@ -153,7 +190,8 @@ public final class Simulation {
     }
 
     private void addReplica(int slots) {
-        String id = "r" + nextReplica++;
+        String id = "r" + nextReplica;
+        groupOf.put(id, spec.cluster().groupOf(nextReplica++));
         replicas.put(id, new ReplicaQueue(id, slots, now));
         published.put(id, false);
     }
@@ -230,7 +268,8 @@ public final class Simulation {
     private void arrive(int index) {
         SessionPlan plan = workload.session(index);
         SimSession s = new SimSession(index, plan, routers.get(plan.router() % routers.size()),
-                Math.min(now + plan.lifetimeMillis(), spec.durationMillis()));
+                Math.min(now + plan.lifetimeMillis(), spec.durationMillis()), accessOf(plan.team()),
+                plan.team() == null ? null : teams.get(plan.team()));
         sessions[index] = s;
         bind(s);
         at(now + plan.firstQueryDelayMillis(), () -> query(s));
@@ -254,6 +293,9 @@ public final class Simulation {
         ReplicaQueue r = s.replica == null ? null : replicas.get(s.replica);
         if (now >= spec.warmupMillis()) {
             sent++;
+            if (s.team != null) {
+                s.team.sent++;
+            }
         }
         if (r == null || !r.alive()) {
             failed(s, now);
@@ -291,6 +333,9 @@ public final class Simulation {
     private void failed(SimSession s, long submittedAt) {
         if (submittedAt >= spec.warmupMillis()) {
             failed++;
+            if (s.team != null) {
+                s.team.failed++;
+            }
         }
         ReplicaQueue held = s.replica == null ? null : replicas.get(s.replica);
         if (held == null || !held.alive()) {
@@ -314,12 +359,33 @@ public final class Simulation {
     }
 
     private void bind(SimSession s) {
-        String chosen = s.router.place(s.plan.id(), now);
+        String chosen = s.router.place(s.plan.id(), s.access, now);
         s.replica = chosen;
         s.pushedAt = now;
         if (chosen != null) {
             store.bindIfAbsent(s.plan.id(), chosen);
         }
+        if (s.team != null) {
+            if (chosen == null) {
+                s.team.refused++;
+            } else {
+                s.team.placedOn.merge(groupOf.get(chosen), 1L, Long::sum);
+            }
+        }
+    }
+
+    /**
+     * The access a router resolves for a request of {@code team} ({@code ReplicaGroups.resolve}): the team's
+     * allowed replica groups, or the {@code withoutGroup} group's for a session without a team. The scenario was
+     * checked to name every team in {@code groups.allow}, so no session is refused for its group here.
+     */
+    private ReplicaGroups.Access accessOf(String team) {
+        Optional<RouterConfig.Groups> config = spec.cluster().groups();
+        if (config.isEmpty()) {
+            return new ReplicaGroups.Access(null, null);
+        }
+        String group = team != null ? team : config.get().withoutGroup().orElseThrow();
+        return new ReplicaGroups.Access(group, config.get().allow().get(group));
     }
 
     private void takeSnapshot() {
@@ -345,7 +411,15 @@ public final class Simulation {
             if (completed == slowdowns.length) {
                 slowdowns = Arrays.copyOf(slowdowns, completed * 2);
             }
-            slowdowns[completed++] = (double) (atMillis - job.submittedAtMillis) / job.aloneMillis;
+            double slowdown = (double) (atMillis - job.submittedAtMillis) / job.aloneMillis;
+            slowdowns[completed++] = slowdown;
+            if (s.team != null) {
+                TeamTally t = s.team;
+                if (t.completed == t.slowdowns.length) {
+                    t.slowdowns = Arrays.copyOf(t.slowdowns, t.completed * 2);
+                }
+                t.slowdowns[t.completed++] = slowdown;
+            }
         }
         if (closedLoop) {
             at(atMillis + s.plan.nextThinkMillis(), () -> query(s));

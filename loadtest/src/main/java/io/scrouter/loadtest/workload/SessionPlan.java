@@ -15,20 +15,25 @@ public final class SessionPlan {
     private final ScenarioSpec.Clients clients;
     private final SplittableRandom random;
     private final String id;
+    private final String team;
     private final int router;
     private final boolean heavy;
     private final double intensity;
     private final long lifetimeMillis;
     private final double[] cumulative;
 
-    /** A session that is heavy with probability {@code heavyShare} (its crowd's, or the scenario's). */
-    SessionPlan(ScenarioSpec spec, SplittableRandom random, double heavyShare) {
-        this.clients = spec.clients();
+    /**
+     * A session of {@code clients} (of {@code team}, null without teams) that is heavy with probability
+     * {@code heavyShare} (its crowd's, or its clients'), whose first request reaches one of {@code routers}.
+     */
+    SessionPlan(ScenarioSpec.Clients clients, String team, int routers, SplittableRandom random, double heavyShare) {
+        this.clients = clients;
+        this.team = team;
         this.random = random;
         long hi = (random.nextLong() & ~0xF000L) | 0x4000L;                         // UUID version 4
         long lo = (random.nextLong() & 0x3FFFFFFFFFFFFFFFL) | 0x8000000000000000L;  // IETF variant
         this.id = new UUID(hi, lo).toString();
-        this.router = random.nextInt(spec.cluster().routers());
+        this.router = random.nextInt(routers);
         this.heavy = random.nextDouble() < heavyShare;
         this.intensity = intensity(clients.intensity(), random.nextDouble());
         this.lifetimeMillis = draw(clients.lifetime());
@@ -52,6 +57,11 @@ public final class SessionPlan {
 
     public String id() {
         return id;
+    }
+
+    /** The team whose group the session's requests carry; null in a scenario without teams. */
+    public String team() {
+        return team;
     }
 
     /** The router instance the session's first request reaches. */

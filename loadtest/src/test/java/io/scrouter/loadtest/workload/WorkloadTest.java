@@ -40,6 +40,47 @@ class WorkloadTest {
     }
 
     @Test
+    void everySessionOfAScenarioWithTeamsBelongsToOneAndATeamKeepsItsSessionsWhenAnotherChanges() {
+        ScenarioSpec spec = ScenarioFiles.load("two-teams");
+        ScenarioSpec biggerBurst = ScenarioFiles.load("two-teams",
+                List.of("teams.team-a.bursts=[{at: 15m, sessions: 40, over: 1m, heavyShare: 1}]"));
+        Workload w = new Workload(spec, 3);
+        Workload other = new Workload(biggerBurst, 3);
+
+        assertThat(teamSessions(w, "team-a")).hasSizeGreaterThanOrEqualTo(4 + 16);
+        assertThat(teamSessions(w, "team-b")).hasSize(12);
+        assertThat(teamSessions(w, "team-a").size() + teamSessions(w, "team-b").size()).isEqualTo(w.arrivals().size());
+        assertThat(teamSessions(other, "team-a")).hasSize(teamSessions(w, "team-a").size() + 24);
+        // team-b's users are the same people asking the same queries, however team-a changes.
+        assertThat(teamSessions(other, "team-b")).isEqualTo(teamSessions(w, "team-b"));
+        // A team's clients are its own: team-b never sends team-a's 128-task queries.
+        assertThat(w.session(teamIndex(w, "team-b")).nextQuery().tasks()).isIn(1, 4, 8);
+        assertThat(w.session(0).team()).isNotNull();
+        assertThat(new Workload(ScenarioFiles.load("steady"), 3).session(0).team()).isNull();
+    }
+
+    /** Each session of {@code team} in arrival order: its start, id and first five queries. */
+    private static List<String> teamSessions(Workload w, String team) {
+        List<String> out = new java.util.ArrayList<>();
+        for (Workload.Arrival a : w.arrivals()) {
+            SessionPlan p = w.session(a.index());
+            if (team.equals(p.team())) {
+                StringBuilder sb = new StringBuilder(a.atMillis() + " " + p.id());
+                for (int i = 0; i < 5; i++) {
+                    sb.append(' ').append(p.nextQuery());
+                }
+                out.add(sb.toString());
+            }
+        }
+        return out;
+    }
+
+    private static int teamIndex(Workload w, String team) {
+        return w.arrivals().stream().mapToInt(Workload.Arrival::index).filter(i -> team.equals(w.session(i).team()))
+                .findFirst().orElseThrow();
+    }
+
+    @Test
     void burstsStartInsideTheirWindow() {
         ScenarioSpec spec = ScenarioFiles.load("burst-0.5s-large");
         long inWindow = new Workload(spec, 1).arrivals().stream()
