@@ -7,6 +7,7 @@ import io.scrouter.extproc.redis.RedisKeys;
 import io.scrouter.loadtest.Args;
 import io.scrouter.loadtest.traffic.TrafficDriver.Result;
 import io.scrouter.loadtest.traffic.TrafficDriver;
+import io.scrouter.testkit.redis.Resp;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;

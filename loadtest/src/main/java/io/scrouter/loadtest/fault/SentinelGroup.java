@@ -1,6 +1,7 @@
 package io.scrouter.loadtest.fault;
 
 import io.scrouter.testkit.redis.RedisProcess;
+import io.scrouter.testkit.redis.Resp;
 
 import java.io.IOException;
 import java.nio.file.Files;

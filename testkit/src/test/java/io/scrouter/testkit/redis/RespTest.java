@@ -1,4 +1,4 @@
-package io.scrouter.loadtest.fault;
+package io.scrouter.testkit.redis;
 
 import org.junit.jupiter.api.Test;
 
@@ -30,13 +30,5 @@ class RespTest {
         assertThatThrownBy(() -> parse("-NOGOODSLAVE No suitable replica\r\n")).hasMessageContaining("NOGOODSLAVE");
         assertThat(new String(Resp.encode("GET", "ké"), StandardCharsets.UTF_8))
                 .isEqualTo("*2\r\n$3\r\nGET\r\n$3\r\nké\r\n");
-    }
-
-    @Test
-    void readsAnUnlabelledGaugeFromPrometheusText() {
-        String body = "# HELP scrouter_near_cache_sessions x\nscrouter_near_cache_sessions 19999.0\n"
-                + "scrouter_near_cache_sessions_other 5\n";
-        assertThat(ChildRouter.metric(body, "scrouter_near_cache_sessions")).isEqualTo(19999L);
-        assertThat(ChildRouter.metric(body, "absent")).isEqualTo(-1L);
     }
 }
