@@ -5,13 +5,12 @@ import io.grpc.ServerBuilder;
 import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
-import io.prometheus.metrics.exporter.httpserver.HTTPServer;
 import io.scrouter.extproc.config.RouterConfig;
 import io.scrouter.extproc.envoy.DecisionObserver;
 import io.scrouter.extproc.envoy.ExtProcService;
 import io.scrouter.extproc.envoy.RouteHeaders;
 import io.scrouter.extproc.envoy.StreamLimits;
-import io.scrouter.extproc.ops.AdminServer;
+import io.scrouter.extproc.ops.OperatorEndpoints;
 import io.scrouter.extproc.ops.RouterMetrics;
 import io.scrouter.extproc.ops.RouterStatus;
 import io.scrouter.extproc.pool.InstanceStore;
@@ -19,12 +18,6 @@ import io.scrouter.extproc.pool.LoadProber;
 import io.scrouter.extproc.pool.PoolRefresher;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ServerPool;
-import io.scrouter.extproc.pool.StaticInstanceStore;
-import io.scrouter.extproc.redis.RedisBindingFeed;
-import io.scrouter.extproc.redis.RedisClients;
-import io.scrouter.extproc.redis.RedisInstanceStore;
-import io.scrouter.extproc.redis.RedisKeys;
-import io.scrouter.extproc.redis.RedisSessionStore;
 import io.scrouter.extproc.routing.ReplicaGroups;
 import io.scrouter.extproc.routing.RouterSettings;
 import io.scrouter.extproc.routing.Routing;
@@ -34,10 +27,7 @@ import io.scrouter.extproc.runtime.DaemonThreads;
 import io.scrouter.extproc.runtime.SystemTime;
 import io.scrouter.extproc.runtime.TimeSource;
 import io.scrouter.extproc.session.BindingFeed;
-import io.scrouter.extproc.session.InMemorySessionStore;
-import io.scrouter.extproc.session.ObservedSessionStore;
 import io.scrouter.extproc.session.SessionStore;
-import io.scrouter.extproc.session.SessionTtls;
 import io.scrouter.scorer.load.LoadBoard;
 import io.scrouter.scorer.policy.Placer;
 import io.scrouter.scorer.policy.Policies;
@@ -85,8 +75,7 @@ public final class RouterServer implements AutoCloseable {
     private final RouterStatus status;
     private final RouterMetrics metrics;
     private final StreamLimits limits;
-    private AdminServer admin;
-    private HTTPServer metricsServer;
+    private OperatorEndpoints endpoints;
 
     private RouterServer(RouterConfig config, ServerBuilder<?> builder, DecisionObserver observer, TimeSource time) {
         this.config = config;
@@ -95,23 +84,11 @@ public final class RouterServer implements AutoCloseable {
         // The metrics read the status lazily (at scrape time), so they can be built before the parts they watch.
         RouterStatus[] statusRef = new RouterStatus[1];
         this.metrics = new RouterMetrics(() -> statusRef[0]);
-        InstanceStore instances;
-        BindingFeed feed;
-        if (config.redis().isPresent()) {
-            RouterConfig.Redis r = config.redis().get();
-            RedisKeys keys = new RedisKeys(r.keyPrefix());
-            this.redis = RedisClients.create(r);
-            feed = new RedisBindingFeed(redis, keys);
-            this.sessions = new ObservedSessionStore(new RedisSessionStore(redis, keys, ttls(config), clock),
-                    metrics);
-            instances = new RedisInstanceStore(redis, keys);
-        } else {
-            this.redis = null;
-            feed = BindingFeed.NONE;
-            this.sessions = new ObservedSessionStore(new InMemorySessionStore(ttls(config), clock), metrics);
-            instances = new StaticInstanceStore(config.pool().staticReplicas().stream()
-                    .map(s -> new Replica(s.id(), s.grpc(), s.metricsUrl(), s.state(), null, s.group())).toList());
-        }
+        Stores stores = Stores.from(config, clock, metrics);
+        this.redis = stores.redis();
+        this.sessions = stores.sessions();
+        BindingFeed feed = stores.feed();
+        InstanceStore instances = stores.instances();
         this.pool = new ServerPool();
         this.poolRefresher = new PoolRefresher(instances, pool, poolReadDeadline(), config.pool().departureGrace(),
                 clock);
@@ -195,20 +172,12 @@ public final class RouterServer implements AutoCloseable {
             Warmup.run(routing.router(), limits, time,
                     config.groups().map(g -> g.allow().keySet().iterator().next()).orElse(null));
         }
-        if (config.admin().port() >= 0) {
-            admin = new AdminServer(config.admin().bindAddress(), config.admin().port(), status, sessions);
-        }
-        if (config.metrics().port() >= 0) {
-            metricsServer = HTTPServer.builder().hostname(config.metrics().bindAddress())
-                    .port(config.metrics().port()).registry(metrics.registry()).buildAndStart();
-        }
+        endpoints = OperatorEndpoints.start(config, status, metrics, sessions);
         health.setStatus("", HealthCheckResponse.ServingStatus.SERVING);
         health.setStatus(RouteHeaders.HEALTH_SERVICE, HealthCheckResponse.ServingStatus.SERVING);
-        LOG.info("ext_proc router listening on {}:{} (store={}, policy={}, pool={} replicas, admin={}, metrics={})",
+        LOG.info("ext_proc router listening on {}:{} (store={}, policy={}, pool={} replicas, {})",
                 config.server().bindAddress(), port(), redis == null ? "embedded" : "redis",
-                config.placement().policy(), pool.snapshot().size(),
-                admin == null ? "off" : config.admin().bindAddress() + ":" + admin.port(),
-                metricsServer == null ? "off" : config.metrics().bindAddress() + ":" + metricsServer.getPort());
+                config.placement().policy(), pool.snapshot().size(), endpoints.describe(config));
     }
 
     private void safely() {
@@ -278,12 +247,12 @@ public final class RouterServer implements AutoCloseable {
 
     /** The admin view's port, or -1 when it is off. */
     public int adminPort() {
-        return admin == null ? -1 : admin.port();
+        return endpoints == null ? -1 : endpoints.adminPort();
     }
 
     /** The metrics endpoint's port, or -1 when it is off. */
     public int metricsPort() {
-        return metricsServer == null ? -1 : metricsServer.getPort();
+        return endpoints == null ? -1 : endpoints.metricsPort();
     }
 
     /**
@@ -310,11 +279,8 @@ public final class RouterServer implements AutoCloseable {
     public void close() {
         health.enterTerminalState();
         status.startDraining();
-        if (admin != null) {
-            admin.close();
-        }
-        if (metricsServer != null) {
-            metricsServer.close();
+        if (endpoints != null) {
+            endpoints.close();
         }
         server.shutdown();
         maintenance.shutdownNow();
@@ -329,10 +295,5 @@ public final class RouterServer implements AutoCloseable {
         if (redis != null) {
             redis.shutdown();
         }
-    }
-
-    private static SessionTtls ttls(RouterConfig config) {
-        return new SessionTtls(config.sessions().idleTtl(), config.sessions().lostTtl(),
-                config.sessions().releaseGrace());
     }
 }

@@ -1,0 +1,47 @@
+package io.scrouter.extproc;
+
+import io.scrouter.extproc.config.RouterConfig;
+import io.scrouter.extproc.pool.InstanceStore;
+import io.scrouter.extproc.pool.Replica;
+import io.scrouter.extproc.pool.StaticInstanceStore;
+import io.scrouter.extproc.redis.RedisBindingFeed;
+import io.scrouter.extproc.redis.RedisClients;
+import io.scrouter.extproc.redis.RedisInstanceStore;
+import io.scrouter.extproc.redis.RedisKeys;
+import io.scrouter.extproc.redis.RedisSessionStore;
+import io.scrouter.extproc.session.BindingFeed;
+import io.scrouter.extproc.session.InMemorySessionStore;
+import io.scrouter.extproc.session.ObservedSessionStore;
+import io.scrouter.extproc.session.SessionStore;
+import io.scrouter.extproc.session.SessionTtls;
+import io.scrouter.extproc.session.StoreCallObserver;
+import org.redisson.api.RedissonClient;
+
+import java.util.function.LongSupplier;
+
+/**
+ * Where a router keeps sessions and finds replicas: in Redis when the configuration has a {@code redis} section
+ * (shared by every router, with the other routers' new bindings as a feed), else the embedded default (sessions
+ * in memory, the static pool of the configuration, no peers).
+ *
+ * @param redis the client to shut down with the router; null for the embedded default
+ */
+record Stores(RedissonClient redis, SessionStore sessions, InstanceStore instances, BindingFeed feed) {
+
+    static Stores from(RouterConfig config, LongSupplier clock, StoreCallObserver observer) {
+        SessionTtls ttls = new SessionTtls(config.sessions().idleTtl(), config.sessions().lostTtl(),
+                config.sessions().releaseGrace());
+        if (config.redis().isPresent()) {
+            RouterConfig.Redis r = config.redis().get();
+            RedisKeys keys = new RedisKeys(r.keyPrefix());
+            RedissonClient redis = RedisClients.create(r);
+            SessionStore sessions = new RedisSessionStore(redis, keys, ttls, clock);
+            return new Stores(redis, new ObservedSessionStore(sessions, observer), new RedisInstanceStore(redis, keys),
+                    new RedisBindingFeed(redis, keys));
+        }
+        return new Stores(null, new ObservedSessionStore(new InMemorySessionStore(ttls, clock), observer),
+                new StaticInstanceStore(config.pool().staticReplicas().stream()
+                        .map(s -> new Replica(s.id(), s.grpc(), s.metricsUrl(), s.state(), null, s.group())).toList()),
+                BindingFeed.NONE);
+    }
+}

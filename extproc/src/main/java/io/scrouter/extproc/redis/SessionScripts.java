@@ -1,0 +1,87 @@
+package io.scrouter.extproc.redis;
+
+/**
+ * The Lua scripts of {@link RedisSessionStore}, each one atomic on one session key. Every non-live binding starts
+ * with '!' ({@code !lost:}, {@code !released:}), which replica ids cannot contain, so the scripts tell them apart
+ * from a live binding by its first character.
+ */
+final class SessionScripts {
+
+    private SessionScripts() {
+    }
+
+    // Read and refresh a live binding; a tombstone keeps its own (lost-TTL) expiry. GETEX alone would
+    // stretch tombstones to the idle TTL.
+    static final String FIND = """
+            local v = redis.call('GET', KEYS[1])
+            if v and string.sub(v, 1, 1) ~= '!' then
+              redis.call('PEXPIRE', KEYS[1], ARGV[1])
+            end
+            return v""";
+
+    // Read a binding (refreshing a live one, reviving a released one) or, if there is none, create it: one round
+    // trip either way. The announcement is sent by the caller once it has the answer, never by the script: a call
+    // that timed out (a hung Redis) may run when Redis resumes, and its binding is then overwritten by the
+    // router's write-back; announced from here, it would have reached the other routers' caches first.
+    static final String FIND_OR_BIND = """
+            local v = redis.call('GET', KEYS[1])
+            if v then
+              if string.sub(v, 1, 1) ~= '!' then
+                redis.call('PEXPIRE', KEYS[1], ARGV[2])
+                return {v, 0}
+              end
+              if string.sub(v, 1, 10) == '!released:' then
+                local r = string.sub(v, 11)
+                redis.call('SET', KEYS[1], r, 'PX', ARGV[2])
+                return {r, 0}
+              end
+              return {v, 0}
+            end
+            redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+            return {ARGV[1], 1}""";
+
+    // Overwrite a live or released binding (never a tombstone); returns the value in force and the replica of
+    // the one replaced.
+    static final String CLAIM = """
+            local v = redis.call('GET', KEYS[1])
+            if v and string.sub(v, 1, 6) == '!lost:' then
+              return {v, v}
+            end
+            redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+            if v and string.sub(v, 1, 10) == '!released:' then
+              v = string.sub(v, 11)
+            end
+            return {ARGV[1], v or ''}""";
+
+    // Compare-and-refresh: only push back the expiry of a binding that still names the same replica; a binding
+    // released from that replica is revived (the session is in use after all).
+    static final String TOUCH = """
+            local v = redis.call('GET', KEYS[1])
+            if v == ARGV[1] then
+              return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+            end
+            if v == '!released:' .. ARGV[1] then
+              redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+              return 1
+            end
+            return 0""";
+
+    // Compare-and-mark: a session still bound to the departed driver (or, for an old binding that names no
+    // driver, to its plain id) becomes a tombstone.
+    static final String MARK_LOST = """
+            local v = redis.call('GET', KEYS[1])
+            if v and (v == ARGV[1] or v == ARGV[4]) then
+              redis.call('SET', KEYS[1], '!lost:' .. v, 'PX', ARGV[3])
+              return 1
+            end
+            return 0""";
+
+    // Compare-and-release: a binding still naming the replica keeps routing there for the release grace, marked
+    // so that it neither counts nor has its expiry pushed back by clean-up calls.
+    static final String RELEASE = """
+            if redis.call('GET', KEYS[1]) == ARGV[1] then
+              redis.call('SET', KEYS[1], '!released:' .. ARGV[1], 'PX', ARGV[2])
+              return 1
+            end
+            return 0""";
+}
