@@ -15,6 +15,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class CliTest {
 
+    private static final String ROOT = "io.scrouter.loadtest.LoadtestCommand";
+
     @Test
     void argsRejectUnknownOptionsStrayWordsMissingValuesAndRepeats() {
         Set<String> known = Set.of("scenario", "set");
@@ -50,24 +52,26 @@ class CliTest {
         record Case(String mainClass, List<String> args, String expected) {
         }
         List<Case> cases = List.of(
-                new Case("io.scrouter.loadtest.Matrix", List.of("--bogus", "1"), "unknown option --bogus"),
-                new Case("io.scrouter.loadtest.Matrix", List.of("--tuning-seeds", "1-3", "--held-out-seeds", "3-4"),
+                new Case(ROOT, List.of("matrix", "--bogus", "1"), "Unknown options: '--bogus', '1'"),
+                new Case(ROOT, List.of("matrix", "--tuning-seeds", "1-3", "--held-out-seeds", "3-4"),
                         "must not share a seed"),
-                new Case("io.scrouter.loadtest.Matrix", List.of("--scenarios", "steady", "--contenders", "nope"),
+                new Case(ROOT, List.of("matrix", "--scenarios", "steady", "--contenders", "nope"),
                         "unknown contender 'nope'"),
-                new Case("io.scrouter.loadtest.Compare", List.of(), "--scenario NAME|FILE is required"),
-                new Case("io.scrouter.loadtest.Compare", List.of("--scenario", "steady", "--contenders",
+                new Case(ROOT, List.of("compare"), "Missing required option: '--scenario=NAME|FILE'"),
+                new Case(ROOT, List.of("compare", "--scenario", "steady", "--contenders",
                         "predicted:0.4/32/often"), "the count is 'recent' or 'bound'"),
-                new Case("io.scrouter.loadtest.Sweep", List.of("--scenarios", "steady"), "--variants needs at least one"),
-                new Case("io.scrouter.loadtest.Compare", List.of("--scenario", "steady", "--set", "cluster.slots=8"),
+                new Case(ROOT, List.of("groups", "--scenario", "steady"), "needs teams and cluster.groups"),
+                new Case(ROOT, List.of("sweep", "--scenarios", "steady"),
+                        "Missing required option: '--variants=NAME'"),
+                new Case(ROOT, List.of("compare", "--scenario", "steady", "--set", "cluster.slots=8"),
                         "'cluster.slots' is not a known key"),
-                new Case("io.scrouter.loadtest.Compare", List.of("--scenario", "nowhere.yaml"), "no scenario file"),
-                new Case("io.scrouter.loadtest.DescribeScenario", List.of("--scenario", "steady", "--set", "x"),
+                new Case(ROOT, List.of("compare", "--scenario", "nowhere.yaml"), "no scenario file"),
+                new Case(ROOT, List.of("scenario", "--scenario", "steady", "--set", "x"),
                         "must look like key.path=value"),
-                new Case("io.scrouter.loadtest.Fit", List.of("--log", "/nonexistent.csv", "--out", "/tmp/x.yaml"),
+                new Case(ROOT, List.of("fit", "--log", "/nonexistent.csv", "--out", "/tmp/x.yaml"),
                         "no log file"),
-                new Case("io.scrouter.loadtest.WriteTrace", List.of("--scenario", "steady", "--seed", "one"),
-                        "--seed must be a whole number"),
+                new Case(ROOT, List.of("trace", "--scenario", "steady", "--seed", "one"),
+                        "Invalid value for option '--seed': 'one' is not a long"),
                 new Case("io.scrouter.loadtest.replay.SparkReplayCommand", List.of("--policies", "seed", "--sessons", "3"),
                         "unknown option --sessons"));
         for (Case c : cases) {
