@@ -2,6 +2,7 @@ package io.scrouter.loadtest;
 
 import io.scrouter.extproc.cli.CommandRunner;
 import io.scrouter.extproc.cli.ManifestVersion;
+import io.scrouter.loadtest.demo.Demo;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.HelpCommand;
@@ -56,7 +57,7 @@ public final class LoadtestCommand implements Callable<Integer> {
     public static CommandLine commandLine(Map<String, String> env, PrintWriter out, PrintWriter err) {
         CommandLine line = new CommandLine(new LoadtestCommand());
         for (Object command : List.of(new Matrix(), new Compare(), new GroupIsolation(), new Sweep(),
-                new DescribeScenario(), new Fit(), new WriteTrace())) {
+                new DescribeScenario(), new Fit(), new WriteTrace(), new Demo())) {
             line.addSubcommand(command);
         }
         line.addSubcommand("help", new HelpCommand());
