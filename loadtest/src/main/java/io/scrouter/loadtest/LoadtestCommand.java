@@ -2,6 +2,9 @@ package io.scrouter.loadtest;
 
 import io.scrouter.extproc.cli.CommandRunner;
 import io.scrouter.extproc.cli.ManifestVersion;
+import io.scrouter.loadtest.bench.ProcessBench;
+import io.scrouter.loadtest.bench.ProfileBench;
+import io.scrouter.loadtest.bench.RedisHeapBench;
 import io.scrouter.loadtest.demo.Demo;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -57,7 +60,8 @@ public final class LoadtestCommand implements Callable<Integer> {
     public static CommandLine commandLine(Map<String, String> env, PrintWriter out, PrintWriter err) {
         CommandLine line = new CommandLine(new LoadtestCommand());
         for (Object command : List.of(new Matrix(), new Compare(), new GroupIsolation(), new Sweep(),
-                new DescribeScenario(), new Fit(), new WriteTrace(), new Demo())) {
+                new DescribeScenario(), new Fit(), new WriteTrace(), new Demo(), new ProcessBench(), new ProfileBench(),
+                new ProfileBench.Render(), new RedisHeapBench())) {
             line.addSubcommand(command);
         }
         line.addSubcommand("help", new HelpCommand());
