@@ -2,6 +2,10 @@ package io.scrouter.loadtest;
 
 import io.scrouter.extproc.cli.CommandRunner;
 import io.scrouter.extproc.cli.ManifestVersion;
+import io.scrouter.loadtest.bench.FirstRequests;
+import io.scrouter.loadtest.bench.GrpcBench;
+import io.scrouter.loadtest.bench.HeapBench;
+import io.scrouter.loadtest.bench.JmhBench;
 import io.scrouter.loadtest.bench.ProcessBench;
 import io.scrouter.loadtest.bench.ProfileBench;
 import io.scrouter.loadtest.bench.RedisHeapBench;
@@ -61,7 +65,8 @@ public final class LoadtestCommand implements Callable<Integer> {
         CommandLine line = new CommandLine(new LoadtestCommand());
         for (Object command : List.of(new Matrix(), new Compare(), new GroupIsolation(), new Sweep(),
                 new DescribeScenario(), new Fit(), new WriteTrace(), new Demo(), new ProcessBench(), new ProfileBench(),
-                new ProfileBench.Render(), new RedisHeapBench())) {
+                new ProfileBench.Render(), new RedisHeapBench(), new GrpcBench(), new JmhBench(), new HeapBench(),
+                new FirstRequests())) {
             line.addSubcommand(command);
         }
         line.addSubcommand("help", new HelpCommand());

@@ -78,6 +78,21 @@ class BenchCommandsTest {
     }
 
     @Test
+    void jmhGetsEveryOtherArgumentAsTypedAndItsOwnHelpAfterTheSeparator() {
+        assertThat(parsed(Map.of(), JmhBench.class, "bench-jmh", "-e", "Decide", "-f", "1", "-wi", "1", "--", "-h")
+                .jmhArguments()).containsExactly("DecisionBench", "-e", "Decide", "-f", "1", "-wi", "1", "-h");
+        assertThat(parsed(Map.of(), JmhBench.class, "bench-jmh").jmhArguments()).containsExactly("DecisionBench");
+    }
+
+    @Test
+    void heapAndFirstRequestsCheckTheirCounts() {
+        assertThat(parsed(Map.of(), HeapBench.class, "bench-heap").sessions).containsExactly(100_000, 1_000_000);
+        assertThat(parsed(Map.of(), FirstRequests.class, "first-requests", "3").rounds).isEqualTo(3);
+        assertThatThrownBy(() -> parsed(Map.of(), FirstRequests.class, "first-requests", "x"))
+                .isInstanceOf(ParameterException.class).hasMessageContaining("'x' is not an int");
+    }
+
+    @Test
     void theReportedCommandCanBePastedIntoAShell() {
         ProcessBench b = bench("--note", "other work's builds", "--seconds", "5");
         assertThat(CommandText.of(b.spec))
