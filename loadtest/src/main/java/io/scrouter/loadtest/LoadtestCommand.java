@@ -10,6 +10,10 @@ import io.scrouter.loadtest.bench.ProcessBench;
 import io.scrouter.loadtest.bench.ProfileBench;
 import io.scrouter.loadtest.bench.RedisHeapBench;
 import io.scrouter.loadtest.demo.Demo;
+import io.scrouter.loadtest.fault.RedisOutage;
+import io.scrouter.loadtest.fault.ReplicaKill;
+import io.scrouter.loadtest.fault.SentinelFailover;
+import io.scrouter.loadtest.fault.Soak;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.HelpCommand;
@@ -66,7 +70,7 @@ public final class LoadtestCommand implements Callable<Integer> {
         for (Object command : List.of(new Matrix(), new Compare(), new GroupIsolation(), new Sweep(),
                 new DescribeScenario(), new Fit(), new WriteTrace(), new Demo(), new ProcessBench(), new ProfileBench(),
                 new ProfileBench.Render(), new RedisHeapBench(), new GrpcBench(), new JmhBench(), new HeapBench(),
-                new FirstRequests())) {
+                new FirstRequests(), new ReplicaKill(), new RedisOutage(), new SentinelFailover(), new Soak())) {
             line.addSubcommand(command);
         }
         line.addSubcommand("help", new HelpCommand());
