@@ -14,6 +14,8 @@ import io.scrouter.loadtest.fault.RedisOutage;
 import io.scrouter.loadtest.fault.ReplicaKill;
 import io.scrouter.loadtest.fault.SentinelFailover;
 import io.scrouter.loadtest.fault.Soak;
+import io.scrouter.loadtest.replay.ReplayCommand;
+import io.scrouter.loadtest.replay.SparkReplayCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.HelpCommand;
@@ -70,7 +72,8 @@ public final class LoadtestCommand implements Callable<Integer> {
         for (Object command : List.of(new Matrix(), new Compare(), new GroupIsolation(), new Sweep(),
                 new DescribeScenario(), new Fit(), new WriteTrace(), new Demo(), new ProcessBench(), new ProfileBench(),
                 new ProfileBench.Render(), new RedisHeapBench(), new GrpcBench(), new JmhBench(), new HeapBench(),
-                new FirstRequests(), new ReplicaKill(), new RedisOutage(), new SentinelFailover(), new Soak())) {
+                new FirstRequests(), new ReplicaKill(), new RedisOutage(), new SentinelFailover(), new Soak(),
+                new ReplayCommand(), new SparkReplayCommand.Options())) {
             line.addSubcommand(command);
         }
         line.addSubcommand("help", new HelpCommand());
