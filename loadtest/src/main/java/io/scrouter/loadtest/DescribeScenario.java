@@ -1,38 +1,71 @@
 package io.scrouter.loadtest;
 
+import io.scrouter.extproc.cli.ManifestVersion;
+import io.scrouter.loadtest.cli.ScenarioOverrides;
 import io.scrouter.loadtest.scenario.ScenarioFiles;
 import io.scrouter.loadtest.scenario.ScenarioSpec;
 import io.scrouter.loadtest.workload.Moments;
 import io.scrouter.loadtest.workload.SessionPlan;
 import io.scrouter.loadtest.workload.Workload;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
+import java.io.PrintWriter;
 import java.util.Locale;
-import java.util.Set;
+import java.util.concurrent.Callable;
 
 /**
  * {@code loadtest scenario}: prints a scenario with every key resolved (defaults, {@code extends} and overrides
  * applied), as a file that can be edited and run, and what it offers: sessions, queries and task-slot demand.
  */
-public final class DescribeScenario {
+@Command(name = "scenario", mixinStandardHelpOptions = true, versionProvider = ManifestVersion.class,
+        sortOptions = false, description = "Print a scenario with every key resolved, as a file that can be edited "
+        + "and run, and the load it offers; or list the built-in scenarios.")
+public final class DescribeScenario implements Callable<Integer> {
 
-    static final Cli.Options OPTIONS = new Cli.Options(Set.of("scenario", "set", "seed"), Set.of("list"), Set.of("set"),
-            "scenario --scenario NAME|FILE [--set key=value ...] [--seed 1] | scenario --list");
+    @Option(names = "--scenario", paramLabel = "NAME|FILE", description = "A built-in scenario or a scenario file.")
+    String scenario;
 
-    private DescribeScenario() {
+    @Mixin
+    ScenarioOverrides overrides;
+
+    @Option(names = "--seed", defaultValue = "1", paramLabel = "N",
+            description = "Seed of the workload whose offered load is printed (default: ${DEFAULT-VALUE}).")
+    long seed;
+
+    @Option(names = "--list", description = "List the built-in scenarios with their summaries instead.")
+    boolean list;
+
+    @Spec
+    CommandSpec command;
+
+    DescribeScenario() {
     }
 
-    public static void main(String[] argv) {
-        Cli.run("scenario", argv, OPTIONS, args -> {
-            if (args.has("list")) {
-                for (String name : ScenarioFiles.builtIn()) {
-                    System.out.printf(Locale.ROOT, "%-22s %s%n", name, ScenarioFiles.load(name).summary());
-                }
-                return;
+    @Override
+    public Integer call() {
+        PrintWriter out = command.commandLine().getOut();
+        if (list) {
+            if (scenario != null) {
+                throw new ParameterException(command.commandLine(), "give --scenario NAME|FILE or --list, not both");
             }
-            ScenarioSpec spec = ScenarioFiles.load(args.required("scenario", "NAME|FILE"), args.all("set"));
-            System.out.print(ScenarioFiles.toYaml(spec));
-            System.out.print(offered(spec, new Workload(spec, args.getLong("seed", 1))));
-        });
+            for (String name : ScenarioFiles.builtIn()) {
+                out.printf(Locale.ROOT, "%-22s %s%n", name, ScenarioFiles.load(name).summary());
+            }
+            return 0;
+        }
+        if (scenario == null) {
+            throw new ParameterException(command.commandLine(), "give --scenario NAME|FILE, or --list for the names");
+        }
+        ScenarioSpec spec = ScenarioFiles.load(scenario, overrides.values());
+        out.print(ScenarioFiles.toYaml(spec));
+        out.print(offered(spec, new Workload(spec, seed)));
+        out.flush();
+        return 0;
     }
 
     /**

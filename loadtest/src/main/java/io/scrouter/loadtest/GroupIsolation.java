@@ -1,5 +1,9 @@
 package io.scrouter.loadtest;
 
+import io.scrouter.extproc.cli.ManifestVersion;
+import io.scrouter.loadtest.cli.CommandText;
+import io.scrouter.loadtest.cli.ScenarioOverrides;
+import io.scrouter.loadtest.cli.Seeds;
 import io.scrouter.loadtest.report.TeamTable;
 import io.scrouter.loadtest.scenario.ScenarioFiles;
 import io.scrouter.loadtest.scenario.ScenarioSpec;
@@ -7,24 +11,52 @@ import io.scrouter.loadtest.sim.Contender;
 import io.scrouter.loadtest.sim.Contenders;
 import io.scrouter.loadtest.sim.GroupRuns;
 import io.scrouter.scorer.policy.Policies;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
-import java.util.Set;
+import java.util.concurrent.Callable;
 
 /**
  * {@code loadtest groups}: a scenario with teams run with its replica groups and without them, on the same seeds
  * and workload; prints each team's slowdown both ways and, with {@code --out}, writes it as markdown headed by
  * the command that produced it.
  */
-public final class GroupIsolation {
+@Command(name = "groups", mixinStandardHelpOptions = true, versionProvider = ManifestVersion.class, sortOptions = false,
+        description = "Run a scenario with teams with its replica groups and without them, on the same seeds and "
+                + "workload; print each team's slowdown both ways and, with --out, write it as markdown headed by the "
+                + "command that produced it.")
+public final class GroupIsolation implements Callable<Integer> {
 
-    static final Cli.Options OPTIONS = new Cli.Options(
-            Set.of("scenario", "set", "contender", "seeds", "threads", "out"), Set.of(), Set.of("set"),
-            "groups --scenario NAME|FILE [--set key=value ...] [--contender " + Policies.DEFAULT + "] [--seeds 1-5] "
-                    + "[--threads N] [--out FILE.md]");
+    @Option(names = "--scenario", required = true, paramLabel = "NAME|FILE",
+            description = "A scenario with teams and cluster.groups, such as two-teams.")
+    String scenario;
+
+    @Mixin
+    ScenarioOverrides overrides;
+
+    @Option(names = "--contender", defaultValue = Policies.DEFAULT, paramLabel = "NAME",
+            description = "The policy both runs use (default: ${DEFAULT-VALUE}).")
+    String contender;
+
+    @Option(names = "--seeds", defaultValue = "1-5", paramLabel = "SEEDS", converter = Seeds.Value.class,
+            description = "Seeds such as 1-5 or 1,2,3 (default: ${DEFAULT-VALUE}).")
+    Seeds seeds;
+
+    @Option(names = "--threads", paramLabel = "N", description = "Simulation threads, 1 to 256 (default: the cores).")
+    Integer threadCount;
+
+    @Option(names = "--out", paramLabel = "FILE.md", description = "Also write the markdown here.")
+    Path out;
+
+    @Spec
+    CommandSpec command;
 
     /**
      * What to run, as parsed from the command line.
@@ -36,24 +68,14 @@ public final class GroupIsolation {
                            Path out, String command) {
     }
 
-    private GroupIsolation() {
+    GroupIsolation() {
     }
 
-    public static void main(String[] argv) {
-        Cli.run("groups", argv, OPTIONS, args -> run(new Settings(args.required("scenario", "NAME|FILE"),
-                args.all("set"), args.get("contender", Policies.DEFAULT), args.seeds("seeds", "1-5"),
-                (int) args.getLong("threads", Runtime.getRuntime().availableProcessors(), 1, 256),
-                args.get("out", null) == null ? null : Path.of(args.get("out", null)),
-                commandLine(argv))));
-    }
-
-    /** The command as typed, quoted where a shell needs it (as the benchmarks quote theirs). */
-    static String commandLine(String[] argv) {
-        StringBuilder sb = new StringBuilder("loadtest/bin/loadtest groups");
-        for (String a : argv) {
-            sb.append(' ').append(a.matches("[A-Za-z0-9_./=,:@%+-]+") ? a : "'" + a.replace("'", "'\\''") + "'");
-        }
-        return sb.toString();
+    @Override
+    public Integer call() throws Exception {
+        run(new Settings(scenario, overrides.values(), contender, seeds.values(), Compare.threads(command, threadCount),
+                out, CommandText.of(command)));
+        return 0;
     }
 
     /** Runs the comparison and prints it (and writes it to {@code settings.out()}); returns the markdown. */

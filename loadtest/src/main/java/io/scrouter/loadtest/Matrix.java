@@ -2,6 +2,9 @@ package io.scrouter.loadtest;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import io.scrouter.extproc.cli.ManifestVersion;
+import io.scrouter.loadtest.cli.ScenarioOverrides;
+import io.scrouter.loadtest.cli.Seeds;
 import io.scrouter.loadtest.report.ComparisonChart;
 import io.scrouter.loadtest.report.MarkdownTable;
 import io.scrouter.loadtest.report.MatrixChart;
@@ -16,6 +19,11 @@ import io.scrouter.loadtest.sim.Runs;
 import io.scrouter.loadtest.sim.SeedSweep;
 import io.scrouter.scorer.policy.Policies;
 import io.scrouter.scorer.policy.PolicySettings;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,7 +33,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
+import java.util.concurrent.Callable;
 
 /**
  * {@code loadtest matrix}: the whole scenario matrix in one command. First the seed formula's weights are
@@ -34,7 +42,10 @@ import java.util.Set;
  * against the best other contender and seed, held-out first, then tuning, then each scenario in full),
  * {@code matrix.json}, an overview chart and one chart per scenario.
  */
-public final class Matrix {
+@Command(name = "matrix", mixinStandardHelpOptions = true, versionProvider = ManifestVersion.class, sortOptions = false,
+        description = "The whole scenario matrix: sweep the seed formula's weights on the tuning seeds, then run every "
+                + "contender on every scenario, on the tuning and, separately, the held-out seeds.")
+public final class Matrix implements Callable<Integer> {
 
     /** The scenarios of the matrix, in table order (files in loadtest/scenarios/). */
     public static final List<String> SCENARIOS = List.of("steady",
@@ -42,39 +53,63 @@ public final class Matrix {
             "burst-30s-large", "routers-2", "routers-4", "heavy-5", "heavy-15", "heavy-30", "interactive", "day",
             "churn", "probe-250ms", "probe-5s", "mixed-sizes", "join-leave", "idle-notebooks");
 
-    static final Cli.Options OPTIONS = new Cli.Options(
-            Set.of("scenarios", "set", "contenders", "tuning-seeds", "held-out-seeds", "seed-weights", "out", "threads"),
-            Set.of(), Set.of("set"),
-            "matrix [--scenarios a,b,...] [--set key=value ...] [--tuning-seeds 1-3] [--held-out-seeds 4-10] "
-                    + "[--seed-weights U,S,CAP (skips the sweep)] [--contenders ...] [--out loadtest/results] [--threads N]");
+    @Option(names = "--scenarios", split = ",", paramLabel = "NAME",
+            description = "Scenarios to run (default: every scenario of the matrix, as listed in loadtest/README.md).")
+    List<String> scenarios;
 
-    private Matrix() {
+    @Mixin
+    ScenarioOverrides overrides;
+
+    @Option(names = "--tuning-seeds", defaultValue = "1-3", paramLabel = "SEEDS", converter = Seeds.Value.class,
+            description = "Seeds the weight sweep and the tuning tables use (default: ${DEFAULT-VALUE}).")
+    Seeds tuningSeeds;
+
+    @Option(names = "--held-out-seeds", defaultValue = "4-10", paramLabel = "SEEDS", converter = Seeds.Value.class,
+            description = "Seeds used for nothing else, for the headline tables (default: ${DEFAULT-VALUE}).")
+    Seeds heldOutSeeds;
+
+    @Option(names = "--seed-weights", paramLabel = "U,S,CAP", converter = Compare.SeedWeights.class,
+            description = "Weights of seed-tuned, such as 0.5,0.5,50; skips the sweep.")
+    PolicySettings seedWeights;
+
+    @Option(names = "--contenders", split = ",", paramLabel = "NAME",
+            description = "Contenders to run; must include predicted and seed (default: all of them).")
+    List<String> contenderNames;
+
+    @Option(names = "--out", defaultValue = "loadtest/results", paramLabel = "DIR",
+            description = "Where matrix.md, matrix.json and the charts go (default: ${DEFAULT-VALUE}).")
+    Path outDir;
+
+    @Option(names = "--threads", paramLabel = "N", description = "Simulation threads, 1 to 256 (default: the cores).")
+    Integer threadCount;
+
+    @Spec
+    CommandSpec command;
+
+    Matrix() {
     }
 
-    public static void main(String[] argv) {
-        Cli.run("matrix", argv, OPTIONS, Matrix::run);
-    }
-
-    static void run(Args args) throws Exception {
+    @Override
+    public Integer call() throws Exception {
         List<ScenarioSpec> specs = new ArrayList<>();
-        for (String name : args.list("scenarios", SCENARIOS)) {
-            specs.add(ScenarioFiles.load(name, args.all("set")));
+        for (String name : scenarios == null ? SCENARIOS : scenarios) {
+            specs.add(ScenarioFiles.load(name, overrides.values()));
         }
-        List<Long> tuning = args.seeds("tuning-seeds", "1-3");
-        List<Long> heldOut = args.seeds("held-out-seeds", "4-10");
+        List<Long> tuning = tuningSeeds.values();
+        List<Long> heldOut = heldOutSeeds.values();
         if (tuning.stream().anyMatch(heldOut::contains)) {
             throw new IllegalArgumentException("--tuning-seeds and --held-out-seeds must not share a seed");
         }
-        int threads = (int) args.getLong("threads", Runtime.getRuntime().availableProcessors(), 1, 256);
-        Path out = Path.of(args.get("out", "loadtest/results"));
+        int threads = Compare.threads(command, threadCount);
+        Path out = outDir;
         Files.createDirectories(out.resolve("matrix"));
         long started = System.nanoTime();
 
-        PolicySettings tuned = Compare.seedWeights(args.get("seed-weights", null), specs.get(0));
+        PolicySettings tuned = seedWeights;
         PolicySettings settings = Compare.settings(specs.get(0));
-        if (args.get("contenders", null) != null) {
+        if (contenderNames != null) {
             // Names are checked before the sweep, which takes minutes.
-            Contenders.named(args.list("contenders", List.of()), settings, PolicySettings.DEFAULTS);
+            Contenders.named(contenderNames, settings, PolicySettings.DEFAULTS);
         }
         String sweepTable = "";
         if (tuned == null) {
@@ -88,8 +123,8 @@ public final class Matrix {
                     tuned.utilisationWeight(), tuned.sessionWeight(), tuned.sessionCap());
         }
         // Router settings (session cap) come from the scenarios; the matrix's scenarios share them.
-        List<Contender> contenders = args.get("contenders", null) == null ? Contenders.all(settings, tuned)
-                : Contenders.named(args.list("contenders", List.of()), settings, tuned);
+        List<Contender> contenders = contenderNames == null ? Contenders.all(settings, tuned)
+                : Contenders.named(contenderNames, settings, tuned);
         for (String needed : List.of(Policies.DEFAULT, "seed")) {
             if (contenders.stream().noneMatch(c -> c.name().equals(needed))) {
                 throw new IllegalArgumentException("--contenders must include " + needed + " (the report compares it)");
@@ -135,6 +170,7 @@ public final class Matrix {
         System.out.print(md);
         System.out.println("wrote " + out.resolve("matrix.md") + ", " + out.resolve("matrix.json") + " and charts in "
                 + out.resolve("matrix"));
+        return 0;
     }
 
     private static void writeJson(Path file, PolicySettings tuned, List<Long> tuning, List<Long> heldOut,

@@ -1,5 +1,8 @@
 package io.scrouter.loadtest;
 
+import io.scrouter.extproc.cli.ManifestVersion;
+import io.scrouter.loadtest.cli.ScenarioOverrides;
+import io.scrouter.loadtest.cli.Seeds;
 import io.scrouter.loadtest.report.ProgressBar;
 import io.scrouter.loadtest.report.Row;
 import io.scrouter.loadtest.scenario.ScenarioFiles;
@@ -9,12 +12,18 @@ import io.scrouter.loadtest.sim.Contenders;
 import io.scrouter.loadtest.sim.Runs;
 import io.scrouter.scorer.policy.Policies;
 import io.scrouter.scorer.policy.PolicySettings;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
+import java.util.concurrent.Callable;
 
 /**
  * {@code loadtest sweep}: variants of a policy (such as {@code predicted:0.4/32/recent}) against every contender of
@@ -26,33 +35,53 @@ import java.util.Set;
  * over every scenario and both percentiles. "Other" leaves out the greedy-instant rule, the default and the other
  * variants: each variant is judged as the default would be.
  */
-public final class Sweep {
+@Command(name = "sweep", mixinStandardHelpOptions = true, versionProvider = ManifestVersion.class, sortOptions = false,
+        description = "Score variants of a policy against every contender of the matrix, on the matrix's scenarios and "
+                + "its tuning seeds, as the matrix scores the default.")
+public final class Sweep implements Callable<Integer> {
 
-    static final Cli.Options OPTIONS = new Cli.Options(
-            Set.of("variants", "scenarios", "set", "seeds", "seed-weights", "threads"), Set.of(), Set.of("set"),
-            "sweep --variants predicted:0.4/32/recent,predicted:0.5/4/bound,... [--scenarios a,b] [--set key=value ...] "
-                    + "[--seeds 1-3] [--seed-weights U,S,CAP (adds seed-tuned)] [--threads N]");
+    @Option(names = "--variants", required = true, split = ",", paramLabel = "NAME",
+            description = "The variants, such as predicted:0.4/32/recent,predicted:0.5/4/bound.")
+    List<String> variantNames;
 
-    private Sweep() {
+    @Option(names = "--scenarios", split = ",", paramLabel = "NAME",
+            description = "Scenarios to run (default: those of the matrix).")
+    List<String> scenarios;
+
+    @Mixin
+    ScenarioOverrides overrides;
+
+    @Option(names = "--seeds", defaultValue = "1-3", paramLabel = "SEEDS", converter = Seeds.Value.class,
+            description = "Seeds, the matrix's tuning seeds by default (default: ${DEFAULT-VALUE}).")
+    Seeds seedList;
+
+    @Option(names = "--seed-weights", paramLabel = "U,S,CAP", converter = Compare.SeedWeights.class,
+            description = "Weights of seed-tuned, such as 0.5,0.5,50; adds seed-tuned to the contenders.")
+    PolicySettings seedWeights;
+
+    @Option(names = "--threads", paramLabel = "N", description = "Simulation threads, 1 to 256 (default: the cores).")
+    Integer threadCount;
+
+    @Spec
+    CommandSpec command;
+
+    Sweep() {
     }
 
-    public static void main(String[] argv) {
-        Cli.run("sweep", argv, OPTIONS, Sweep::run);
-    }
-
-    static void run(Args args) throws Exception {
+    @Override
+    public Integer call() throws Exception {
+        if (variantNames.stream().allMatch(String::isBlank)) {
+            throw new ParameterException(command.commandLine(),
+                    "--variants needs at least one contender, such as predicted:0.4/32/recent");
+        }
         List<ScenarioSpec> specs = new ArrayList<>();
-        for (String name : args.list("scenarios", Matrix.SCENARIOS)) {
-            specs.add(ScenarioFiles.load(name, args.all("set")));
+        for (String name : scenarios == null ? Matrix.SCENARIOS : scenarios) {
+            specs.add(ScenarioFiles.load(name, overrides.values()));
         }
-        List<Long> seeds = args.seeds("seeds", "1-3");
-        int threads = (int) args.getLong("threads", Runtime.getRuntime().availableProcessors(), 1, 256);
+        List<Long> seeds = seedList.values();
+        int threads = Compare.threads(command, threadCount);
         PolicySettings settings = Compare.settings(specs.get(0));
-        PolicySettings tuned = Compare.seedWeights(args.get("seed-weights", null), specs.get(0));
-        List<String> variantNames = args.list("variants", List.of());
-        if (variantNames.isEmpty()) {
-            throw new IllegalArgumentException("--variants needs at least one contender, such as predicted:0.4/32/recent");
-        }
+        PolicySettings tuned = seedWeights;
         List<Contender> variants = Contenders.named(variantNames, settings, tuned);
         List<Contender> contenders = new ArrayList<>(Contenders.all(settings, tuned));
         contenders.addAll(variants);
@@ -104,5 +133,6 @@ public final class Sweep {
                     specs.size(), Math.exp(logBest / n), Math.exp(logSeed / n), worst, worstAt));
         }
         System.out.print(md);
+        return 0;
     }
 }

@@ -1,5 +1,6 @@
 package io.scrouter.loadtest;
 
+import io.scrouter.loadtest.cli.CommandText;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -15,8 +16,8 @@ class GroupIsolationTest {
     @Test
     void writesEachTeamWithAndWithoutGroupsUnderTheCommandThatMadeIt(@TempDir Path dir) throws Exception {
         Path out = dir.resolve("two-teams.md");
-        String command = GroupIsolation.commandLine(new String[] {"--scenario", "two-teams", "--seeds", "1,2",
-                "--set", "teams.team-a.think.median=30s"});
+        String command = CommandText.of(List.of("groups", "--scenario", "two-teams", "--seeds", "1,2",
+                "--set", "teams.team-a.think.median=30s"));
         String md = GroupIsolation.run(new GroupIsolation.Settings("two-teams", List.of("teams.team-a.think.median=30s"),
                 "predicted", List.of(1L, 2L), 2, out, command));
 

@@ -1,5 +1,7 @@
 package io.scrouter.loadtest.bench;
 
+import io.scrouter.extproc.cli.ManifestVersion;
+import io.scrouter.loadtest.cli.Bounds;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.NettyChannelBuilder;
@@ -15,6 +17,11 @@ import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -23,6 +30,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -35,15 +43,27 @@ import java.util.concurrent.TimeUnit;
  *
  * <pre>loadtest/bin/loadtest first-requests [rounds]</pre>
  */
-public final class FirstRequests {
+@Command(name = "first-requests", mixinStandardHelpOptions = true, versionProvider = ManifestVersion.class,
+        sortOptions = false, description = "How long a freshly started ext_proc server takes to answer its first "
+        + "requests: the router with and without its warm-up, and a no-op server, each a new process; rounds "
+        + "interleave. Needs redis-server.")
+public final class FirstRequests implements Callable<Integer> {
 
     private static final int REQUESTS = 10;
 
-    private FirstRequests() {
+    @Parameters(index = "0", arity = "0..1", defaultValue = "5", paramLabel = "ROUNDS",
+            description = "Rounds of the three servers, 1 to 50 (default: ${DEFAULT-VALUE}).")
+    int rounds;
+
+    @Spec
+    CommandSpec spec;
+
+    public FirstRequests() {
     }
 
-    public static void main(String[] args) throws Exception {
-        int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 5;
+    @Override
+    public Integer call() throws Exception {
+        int rounds = Bounds.within(spec, "ROUNDS", this.rounds, 1, 50);
         Path work = Files.createTempDirectory("first-requests");
         try (RedisProcess redis = RedisProcess.start()) {
             Config c = new Config();
@@ -76,6 +96,7 @@ public final class FirstRequests {
             System.out.printf("(medians over %d rounds, [min-max] in brackets; new session on every request, "
                     + "Redis store)%n", rounds);
         }
+        return 0;
     }
 
     /** A server process and how to stop it. */

@@ -1,5 +1,7 @@
 package io.scrouter.loadtest.bench;
 
+import io.scrouter.extproc.cli.ManifestVersion;
+import io.scrouter.loadtest.cli.Bounds;
 import io.grpc.ManagedChannel;
 import io.grpc.Server;
 import io.grpc.netty.NettyChannelBuilder;
@@ -10,12 +12,16 @@ import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.ReplicaState;
 import io.scrouter.extproc.redis.RedisInstanceStore;
 import io.scrouter.extproc.redis.RedisKeys;
-import io.scrouter.loadtest.Args;
 import io.scrouter.testkit.redis.RedisProcess;
 import io.scrouter.testkit.spark.SparkRestStandIn;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -23,8 +29,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Supplier;
@@ -36,19 +42,37 @@ import java.util.function.Supplier;
  * figures and the ratios to the baseline. Client, servers and redis-server share this machine's cores,
  * so absolute numbers are a floor; the ratios are the point.
  */
-public final class GrpcBench {
+@Command(name = "bench-grpc", mixinStandardHelpOptions = true, versionProvider = ManifestVersion.class,
+        sortOptions = false, description = "The older benchmark, all in one JVM (superseded by bench): the service over "
+        + "gRPC on loopback against a no-op ext_proc server, known and new sessions and near-cache misses, closed "
+        + "loop and at one offered rate. Needs redis-server.")
+public final class GrpcBench implements Callable<Integer> {
 
-    private static final String USAGE = "bench-grpc [--rate 2000] [--seconds 8] [--concurrency 32]";
     private static final String PREFIX = "bench";
 
-    private GrpcBench() {
+    @Option(names = "--rate", defaultValue = "2000", paramLabel = "PER_SECOND",
+            description = "Offered load of the latency columns, 1 to 1000000 requests/s (default: ${DEFAULT-VALUE}).")
+    double rate;
+
+    @Option(names = "--seconds", defaultValue = "8", paramLabel = "N",
+            description = "Length of each phase, 1 to 600 (default: ${DEFAULT-VALUE}).")
+    long seconds;
+
+    @Option(names = "--concurrency", defaultValue = "32", paramLabel = "N",
+            description = "Streams of the closed-loop maxima, 1 to 4096 (default: ${DEFAULT-VALUE}).")
+    int concurrency;
+
+    @Spec
+    CommandSpec spec;
+
+    public GrpcBench() {
     }
 
-    public static void main(String[] argv) throws Exception {
-        Args args = new Args(argv, Set.of("rate", "seconds", "concurrency"), USAGE);
-        double rate = args.getDouble("rate", 2_000);
-        long millis = args.getLong("seconds", 8) * 1_000;
-        int concurrency = (int) args.getLong("concurrency", 32);
+    @Override
+    public Integer call() throws Exception {
+        double rate = Bounds.within(spec, "--rate", this.rate, 1, 1_000_000);
+        long millis = Bounds.within(spec, "--seconds", seconds, 1, 600) * 1_000;
+        int concurrency = Bounds.within(spec, "--concurrency", this.concurrency, 1, 4096);
 
         List<AutoCloseable> closeLast = new ArrayList<>();
         try (RedisProcess redis = RedisProcess.start()) {
@@ -128,6 +152,7 @@ public final class GrpcBench {
                 c.close();
             }
         }
+        return 0;
     }
 
     private record Phase(String name, ExtProcLoad.Result max, ExtProcLoad.Result atRate) {

@@ -1,7 +1,16 @@
 package io.scrouter.loadtest.bench;
 
+import io.scrouter.extproc.cli.ManifestVersion;
+import io.scrouter.loadtest.cli.Bounds;
+import io.scrouter.loadtest.cli.CommandText;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 import io.scrouter.extproc.client.ExtProcClient;
 
+import java.util.concurrent.Callable;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.ZoneOffset;
@@ -22,18 +31,87 @@ import java.util.function.Supplier;
  *
  * <pre>loadtest/bin/loadtest bench [--seconds 5] [--warmup-seconds 5] [--rounds 3] [--in-flight 32] [--new-in-flight 4] ...</pre>
  */
-public final class ProcessBench {
+@Command(name = "bench", mixinStandardHelpOptions = true, versionProvider = ManifestVersion.class, sortOptions = false,
+        description = {"The router jar (Redis and embedded store) against a no-op ext_proc server, each in its own "
+                + "pinned process: known, new and mixed sessions, one router and two; a warm-up round per target is "
+                + "discarded, then rounds interleave.",
+                "Writes a Markdown table of medians and ranges, with the command and the machine's load; progress "
+                        + "goes to stderr. Needs redis-server."})
+public final class ProcessBench implements Callable<Integer> {
 
     static final List<String> SERVER_JVM = List.of("-Xmx1g");
     private static final long PAUSE_BETWEEN_ROUNDS_MILLIS = 500;
 
-    private ProcessBench() {
+    @Option(names = "--seconds", defaultValue = "5", paramLabel = "N",
+            description = "Length of each measured round, 1 to 600 (default: ${DEFAULT-VALUE}).")
+    int seconds;
+
+    @Option(names = "--warmup-seconds", paramLabel = "N",
+            description = "Length of the discarded warm-up round, 1 to 600 (default: as --seconds).")
+    Integer warmupSeconds;
+
+    @Option(names = "--rounds", defaultValue = "3", paramLabel = "N",
+            description = "Measured rounds per target, 1 to 20 (default: ${DEFAULT-VALUE}).")
+    int rounds;
+
+    @Option(names = "--known", defaultValue = "2000", paramLabel = "N",
+            description = "Sessions bound before the rounds, 1 to 1000000 (default: ${DEFAULT-VALUE}).")
+    int known;
+
+    @Option(names = "--in-flight", defaultValue = "32", paramLabel = "N",
+            description = "Requests in flight, 1 to 4096 (default: ${DEFAULT-VALUE}).")
+    int inFlight;
+
+    @Option(names = "--new-in-flight", defaultValue = "4", paramLabel = "N",
+            description = "Requests in flight for the new-session latency load, 1 to 4096; new sessions also run "
+                    + "at --in-flight (default: ${DEFAULT-VALUE}).")
+    int newInFlight;
+
+    @Option(names = "--loads", defaultValue = "known,mix,new", split = ",", paramLabel = "LOAD",
+            description = "Loads to run, of known, mix and new (default: ${DEFAULT-VALUE}).")
+    List<SessionMix> loads;
+
+    @Option(names = "--routers", defaultValue = "1,2", split = ",", paramLabel = "N",
+            description = "Routers sharing the load, 1 and/or 2 (default: ${DEFAULT-VALUE}).")
+    List<Integer> routers;
+
+    @Option(names = "--out", defaultValue = "loadtest/results/bench.md", paramLabel = "FILE",
+            description = "The report (default: ${DEFAULT-VALUE}).")
+    Path out;
+
+    @Option(names = "--note", defaultValue = "", paramLabel = "TEXT", description = "A note for the report.")
+    String note;
+
+    @Spec
+    CommandSpec spec;
+
+    public ProcessBench() {
     }
 
-    public static void main(String[] argv) throws Exception {
-        BenchCommandLine.Bench o = BenchCommandLine.parseOrExit(argv, BenchCommandLine::bench,
-                BenchCommandLine.BENCH_USAGE);
-        String command = BenchCommandLine.commandLine("loadtest/bin/loadtest bench", argv);
+    /** The options, range-checked, loads and router counts without repeats. */
+    record Settings(int seconds, int warmupSeconds, int rounds, int known, int inFlight, int newInFlight,
+                    List<SessionMix> loads, List<Integer> routers, Path out, String note) {
+    }
+
+    Settings settings() {
+        for (int r : routers) {
+            if (r != 1 && r != 2) {
+                throw new ParameterException(spec.commandLine(), "--routers takes 1 and/or 2, separated by commas; "
+                        + "not " + r);
+            }
+        }
+        int s = Bounds.within(spec, "--seconds", seconds, 1, 600);
+        return new Settings(s, warmupSeconds == null ? s : Bounds.within(spec, "--warmup-seconds", warmupSeconds, 1, 600),
+                Bounds.within(spec, "--rounds", rounds, 1, 20), Bounds.within(spec, "--known", known, 1, 1_000_000),
+                Bounds.within(spec, "--in-flight", inFlight, 1, 4096),
+                Bounds.within(spec, "--new-in-flight", newInFlight, 1, 4096), loads.stream().distinct().toList(),
+                routers.stream().distinct().toList(), out, note);
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        Settings o = settings();
+        String command = CommandText.of(spec);
         String started = ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'"));
         Progress progress = new Progress();
         Cores cores = Cores.detect();
@@ -98,9 +176,10 @@ public final class ProcessBench {
             System.out.println(md);
             progress.say("written to %s", o.out());
         }
+        return 0;
     }
 
-    private static void runBlock(Block b, ServerProcesses servers, Supplier<String> sessions, BenchCommandLine.Bench o,
+    private static void runBlock(Block b, ServerProcesses servers, Supplier<String> sessions, Settings o,
                                  Progress progress, MachineLoad machine) throws Exception {
         Target[] targets = Target.values();
         long millis = o.seconds() * 1000L;

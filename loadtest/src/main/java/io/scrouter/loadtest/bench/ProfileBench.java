@@ -1,8 +1,17 @@
 package io.scrouter.loadtest.bench;
 
+import io.scrouter.extproc.cli.ManifestVersion;
+import io.scrouter.loadtest.cli.Bounds;
+import io.scrouter.loadtest.cli.CommandText;
 import io.scrouter.loadtest.profile.FlameGraph;
 import io.scrouter.loadtest.profile.JfrDigest;
 import io.scrouter.loadtest.profile.ThreadTimes;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -16,6 +25,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -28,7 +38,11 @@ import java.util.concurrent.TimeUnit;
  *
  * <pre>loadtest/bin/loadtest bench-profile [--seconds 30] [--known 2000] [--in-flight 32] [--new-in-flight 4]</pre>
  */
-public final class ProfileBench {
+@Command(name = "bench-profile", mixinStandardHelpOptions = true, versionProvider = ManifestVersion.class,
+        sortOptions = false, description = "Where a Redis-backed router process spends its time: each load under a "
+        + "JFR recording, with per-thread CPU and wake-ups and Redis's command counts; writes profile.md and one "
+        + "flame graph per load into --out. Needs redis-server.")
+public final class ProfileBench implements Callable<Integer> {
 
     /** Methods whose inclusive share of the samples is reported (simple class name and method). */
     static final List<String> MARKERS = List.of(
@@ -41,17 +55,50 @@ public final class ProfileBench {
             "SessionRouter.reconcile", "SessionCounts.refresh", "PoolRefresher.refresh", "LoadProber.probeAll",
             "WriteQueue.flush", "WriteQueue.scheduleFlush");
 
-    private ProfileBench() {
+    @Option(names = "--seconds", defaultValue = "30", paramLabel = "N",
+            description = "Length of each profiled load, 1 to 600 (default: ${DEFAULT-VALUE}).")
+    int seconds;
+
+    @Option(names = "--known", defaultValue = "2000", paramLabel = "N",
+            description = "Sessions bound before the loads, 1 to 1000000 (default: ${DEFAULT-VALUE}).")
+    int known;
+
+    @Option(names = "--in-flight", defaultValue = "32", paramLabel = "N",
+            description = "Requests in flight, 1 to 4096 (default: ${DEFAULT-VALUE}).")
+    int inFlight;
+
+    @Option(names = "--new-in-flight", defaultValue = "4", paramLabel = "N",
+            description = "Requests in flight of the lighter new-session load, 1 to 4096 (default: ${DEFAULT-VALUE}).")
+    int newInFlight;
+
+    @Option(names = "--out", defaultValue = "loadtest/results/profile", paramLabel = "DIR",
+            description = "Where profile.md and the flame graphs go (default: ${DEFAULT-VALUE}).")
+    Path out;
+
+    @Spec
+    CommandSpec spec;
+
+    public ProfileBench() {
+    }
+
+    /** The options, range-checked. */
+    record Settings(int seconds, int known, int inFlight, int newInFlight, Path out) {
+    }
+
+    Settings settings() {
+        return new Settings(Bounds.within(spec, "--seconds", seconds, 1, 600),
+                Bounds.within(spec, "--known", known, 1, 1_000_000), Bounds.within(spec, "--in-flight", inFlight, 1, 4096),
+                Bounds.within(spec, "--new-in-flight", newInFlight, 1, 4096), out);
     }
 
     /** One profiled load. */
     private record Phase(String key, String title, SessionMix mix, int inFlight) {
     }
 
-    public static void main(String[] argv) throws Exception {
-        BenchCommandLine.Profile o = BenchCommandLine.parseOrExit(argv, BenchCommandLine::profile,
-                BenchCommandLine.PROFILE_USAGE);
-        String command = BenchCommandLine.commandLine("loadtest/bin/loadtest bench-profile", argv);
+    @Override
+    public Integer call() throws Exception {
+        Settings o = settings();
+        String command = CommandText.of(spec);
         String started = ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'"));
         Progress progress = new Progress();
         Cores cores = Cores.detect();
@@ -132,6 +179,7 @@ public final class ProfileBench {
         Files.writeString(o.out().resolve("profile.md"), text);
         System.out.println(text);
         progress.say("written to %s", o.out());
+        return 0;
     }
 
     private static String section(Phase p, InFlightLoad.Figures f, Map<String, ThreadTimes.Group> threads,
@@ -226,17 +274,35 @@ public final class ProfileBench {
     }
 
     /** {@code loadtest/bin/loadtest flame-graph --jfr FILE --out FILE.svg [--title TEXT]}: any recording of the router. */
-    public static final class Render {
+    @Command(name = "flame-graph", mixinStandardHelpOptions = true, versionProvider = ManifestVersion.class,
+            sortOptions = false, description = "Draw a flame graph (SVG) of the CPU samples of any JFR recording, "
+                    + "and write its folded stacks next to it.")
+    public static final class Render implements Callable<Integer> {
 
-        private Render() {
+        @Option(names = "--jfr", required = true, paramLabel = "FILE.jfr", description = "The recording.")
+        Path jfr;
+
+        @Option(names = "--out", required = true, paramLabel = "FILE.svg", description = "The flame graph to write.")
+        Path out;
+
+        @Option(names = "--title", paramLabel = "TEXT", description = "Its title (default: CPU samples of FILE.jfr).")
+        String title;
+
+        @Spec
+        CommandSpec spec;
+
+        public Render() {
         }
 
-        public static void main(String[] argv) throws IOException {
-            BenchCommandLine.FlameGraphOptions o = BenchCommandLine.parseOrExit(argv, BenchCommandLine::flameGraph,
-                    BenchCommandLine.FLAME_GRAPH_USAGE);
-            JfrDigest d = render(o.jfr(), o.out(), o.title());
-            System.err.printf(Locale.ROOT, "%,d samples; flame graph in %s, folded stacks in %s.folded.txt%n",
-                    d.samples(), o.out(), o.jfr());
+        @Override
+        public Integer call() throws IOException {
+            if (!Files.isRegularFile(jfr)) {
+                throw new ParameterException(spec.commandLine(), "--jfr " + jfr + ": no such file");
+            }
+            JfrDigest d = render(jfr, out, title != null ? title : "CPU samples of " + jfr);
+            spec.commandLine().getErr().printf(Locale.ROOT, "%,d samples; flame graph in %s, folded stacks in "
+                    + "%s.folded.txt%n", d.samples(), out, jfr);
+            return 0;
         }
     }
 

@@ -1,5 +1,13 @@
 package io.scrouter.loadtest.bench;
 
+import io.scrouter.extproc.cli.ManifestVersion;
+import io.scrouter.loadtest.cli.Bounds;
+import io.scrouter.loadtest.cli.CommandText;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import java.util.concurrent.Callable;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -26,22 +34,55 @@ import java.util.concurrent.TimeUnit;
  *
  * <pre>loadtest/bin/loadtest bench-heap-redis [--sessions 1000000] [--in-flight 64] [--max-seconds 900]</pre>
  */
-public final class RedisHeapBench {
+@Command(name = "bench-heap-redis", mixinStandardHelpOptions = true, versionProvider = ManifestVersion.class,
+        sortOptions = false, description = "Heap a Redis-backed router process holds per session: place --sessions "
+        + "new sessions through the request path and read its live heap per class before and after "
+        + "(jmap -histo:live), and Redis's memory per session. Needs redis-server.")
+public final class RedisHeapBench implements Callable<Integer> {
 
     private static final List<String> JVM = List.of("-Xmx2g");
     private static final int WARM_UP_SESSIONS = 20_000;
 
-    private RedisHeapBench() {
+    @Option(names = "--sessions", defaultValue = "1000000", paramLabel = "N",
+            description = "New sessions to place, 1000 to 10000000 (default: ${DEFAULT-VALUE}).")
+    int sessions;
+
+    @Option(names = "--in-flight", defaultValue = "64", paramLabel = "N",
+            description = "Requests in flight, 1 to 4096 (default: ${DEFAULT-VALUE}).")
+    int inFlight;
+
+    @Option(names = "--max-seconds", defaultValue = "900", paramLabel = "N",
+            description = "Stop placing after this long, 10 to 7200 (default: ${DEFAULT-VALUE}).")
+    int maxSeconds;
+
+    @Option(names = "--out", defaultValue = "loadtest/results/heap-redis.md", paramLabel = "FILE",
+            description = "The report (default: ${DEFAULT-VALUE}).")
+    Path out;
+
+    @Spec
+    CommandSpec spec;
+
+    public RedisHeapBench() {
+    }
+
+    /** The options, range-checked. */
+    record Settings(int sessions, int inFlight, int maxSeconds, Path out) {
+    }
+
+    Settings settings() {
+        return new Settings(Bounds.within(spec, "--sessions", sessions, 1_000, 10_000_000),
+                Bounds.within(spec, "--in-flight", inFlight, 1, 4096),
+                Bounds.within(spec, "--max-seconds", maxSeconds, 10, 7200), out);
     }
 
     /** Live bytes and instances per class, from {@code jmap -histo:live}. */
     record Histogram(Map<String, long[]> classes, long totalBytes) {
     }
 
-    public static void main(String[] argv) throws Exception {
-        BenchCommandLine.Heap o = BenchCommandLine.parseOrExit(argv, BenchCommandLine::heap,
-                BenchCommandLine.HEAP_USAGE);
-        String command = BenchCommandLine.commandLine("loadtest/bin/loadtest bench-heap-redis", argv);
+    @Override
+    public Integer call() throws Exception {
+        Settings o = settings();
+        String command = CommandText.of(spec);
         String started = ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'"));
         Progress progress = new Progress();
         Cores cores = Cores.detect();
@@ -83,9 +124,10 @@ public final class RedisHeapBench {
             System.out.println(md);
             progress.say("written to %s", o.out());
         }
+        return 0;
     }
 
-    private static String report(String command, String started, Cores cores, BenchCommandLine.Heap o, long placed,
+    private static String report(String command, String started, Cores cores, Settings o, long placed,
                                  long errors, long cachedBefore, long cachedAfter, Histogram before, Histogram after,
                                  long redisBytes, long sessions) {
         StringBuilder md = new StringBuilder("# Heap per session of a Redis-backed router\n\n");

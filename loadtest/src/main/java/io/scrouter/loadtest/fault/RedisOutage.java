@@ -1,9 +1,10 @@
 package io.scrouter.loadtest.fault;
 
+import io.scrouter.extproc.cli.ManifestVersion;
+import io.scrouter.loadtest.cli.Bounds;
 import io.scrouter.extproc.RouterServer;
 import io.scrouter.extproc.client.ExtProcClient;
 import io.scrouter.extproc.redis.RedisKeys;
-import io.scrouter.loadtest.Args;
 import io.scrouter.loadtest.traffic.TrafficDriver.Result;
 import io.scrouter.loadtest.traffic.TrafficDriver;
 import io.scrouter.testkit.redis.RedisProcess;
@@ -11,10 +12,16 @@ import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -24,10 +31,11 @@ import java.util.concurrent.TimeUnit;
  * still placed and known sessions kept their replica, how many sessions the two routers placed differently,
  * and how long after each recovery routers and Redis agree again.
  */
-public final class RedisOutage {
-
-    private static final String USAGE = "fault-redis [--hang-seconds 30] [--dead-seconds 30] [--steady-seconds 20] "
-            + "[--between-seconds 25] [--after-seconds 60] [--threads 4] [--new-every 10]";
+@Command(name = "fault-redis", mixinStandardHelpOptions = true, versionProvider = ManifestVersion.class,
+        sortOptions = false, description = "Redis faults under load, two routers on one redis-server: Redis hangs "
+        + "(SIGSTOP), then dies and restarts empty; per phase, latency, retry answers, placements and agreement. "
+        + "Exit status 1 if a known session moved or the routers and Redis did not agree again. Needs redis-server.")
+public final class RedisOutage implements Callable<Integer> {
     // Production defaults except refreshEvery (30 s by default): a shorter push interval makes bindings lost
     // with the empty restart come back within the run, so the write-back can be observed.
     private static final String ROUTER_YAML = """
@@ -36,19 +44,52 @@ public final class RedisOutage {
             sessions: {idleTtl: 30m, refreshEvery: 5s}
             """;
 
-    private RedisOutage() {
+    @Option(names = "--steady-seconds", defaultValue = "20", paramLabel = "N",
+            description = "Traffic before Redis hangs, 1 to 3600 (default: ${DEFAULT-VALUE}).")
+    long steadySeconds;
+
+    @Option(names = "--hang-seconds", defaultValue = "30", paramLabel = "N",
+            description = "How long Redis hangs, 1 to 3600 (default: ${DEFAULT-VALUE}).")
+    long hangSeconds;
+
+    @Option(names = "--between-seconds", defaultValue = "25", paramLabel = "N",
+            description = "Traffic between the hang and the death, 1 to 3600 (default: ${DEFAULT-VALUE}).")
+    long betweenSeconds;
+
+    @Option(names = "--dead-seconds", defaultValue = "30", paramLabel = "N",
+            description = "How long Redis is dead, 1 to 3600 (default: ${DEFAULT-VALUE}).")
+    long deadSeconds;
+
+    @Option(names = "--after-seconds", defaultValue = "60", paramLabel = "N",
+            description = "Traffic after the empty restart, 1 to 3600 (default: ${DEFAULT-VALUE}).")
+    long afterSeconds;
+
+    @Option(names = "--threads", defaultValue = "4", paramLabel = "N",
+            description = "Traffic loops, 1 to 64 (default: ${DEFAULT-VALUE}).")
+    int threads;
+
+    @Option(names = "--new-every", defaultValue = "10", paramLabel = "N",
+            description = "About one request in N starts a new session, 1 to 1000 (default: ${DEFAULT-VALUE}).")
+    int newEvery;
+
+    @Spec
+    CommandSpec spec;
+
+    public RedisOutage() {
     }
+
 
     private record Phase(String name, long from, long to) {
     }
 
-    public static void main(String[] argv) throws Exception {
-        Args args = new Args(argv, Set.of("hang-seconds", "dead-seconds", "steady-seconds", "between-seconds",
-                "after-seconds", "threads", "new-every"), USAGE);
-        System.exit(run(args.getLong("steady-seconds", 20), args.getLong("hang-seconds", 30),
-                args.getLong("between-seconds", 25), args.getLong("dead-seconds", 30),
-                args.getLong("after-seconds", 60), (int) args.getLong("threads", 4),
-                (int) args.getLong("new-every", 10)) ? 0 : 1);
+    @Override
+    public Integer call() throws Exception {
+        return run(Bounds.within(spec, "--steady-seconds", steadySeconds, 1, 3600),
+                Bounds.within(spec, "--hang-seconds", hangSeconds, 1, 3600),
+                Bounds.within(spec, "--between-seconds", betweenSeconds, 1, 3600),
+                Bounds.within(spec, "--dead-seconds", deadSeconds, 1, 3600),
+                Bounds.within(spec, "--after-seconds", afterSeconds, 1, 3600), Bounds.within(spec, "--threads", threads, 1, 64),
+                Bounds.within(spec, "--new-every", newEvery, 1, 1000)) ? 0 : 1;
     }
 
     private static boolean run(long steady, long hang, long between, long dead, long after, int threads,

@@ -1,15 +1,22 @@
 package io.scrouter.loadtest.fault;
 
+import io.scrouter.extproc.cli.ManifestVersion;
+import io.scrouter.loadtest.cli.Bounds;
 import io.grpc.Status;
 import io.scrouter.extproc.RouterServer;
 import io.scrouter.extproc.client.ExtProcClient;
 import io.scrouter.extproc.pool.Replica;
-import io.scrouter.loadtest.Args;
 import io.scrouter.loadtest.traffic.TrafficDriver.Result;
 import io.scrouter.testkit.redis.RedisProcess;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -17,6 +24,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
@@ -27,10 +35,11 @@ import java.util.stream.Collectors;
  * error, the decision latency in steady state against during the fault, and what the dead replicas' own
  * sessions get (their route until the replica leaves the pool, then FAILED_PRECONDITION "session lost").
  */
-public final class ReplicaKill {
-
-    private static final String USAGE = "fault-kill [--replicas 10] [--kill 0.2] [--routers 2] [--steady-seconds 60] "
-            + "[--after-seconds 45] [--threads 4] [--new-every 10]";
+@Command(name = "fault-kill", mixinStandardHelpOptions = true, versionProvider = ManifestVersion.class,
+        sortOptions = false, description = "The seed's acceptance test: replicas behind two or more routers on one "
+        + "redis-server, sustained traffic, then a share of the replicas killed at once; exit status 1 if a session on "
+        + "a healthy replica saw an error. Needs redis-server.")
+public final class ReplicaKill implements Callable<Integer> {
     // Production defaults (README), so the figures are what a deployment would see.
     private static final String ROUTER_YAML = """
             pool: {pollInterval: 1s, departureGrace: 5s}
@@ -39,20 +48,57 @@ public final class ReplicaKill {
             """;
     private static final Duration REPLICA_TTL = Duration.ofSeconds(10);
 
-    private ReplicaKill() {
+    @Option(names = "--replicas", defaultValue = "10", paramLabel = "N",
+            description = "Replicas, 2 to 100 (default: ${DEFAULT-VALUE}).")
+    int replicas;
+
+    @Option(names = "--kill", defaultValue = "0.2", paramLabel = "SHARE",
+            description = "Share of the replicas killed at once, above 0 and below 1; at least one (default: "
+                    + "${DEFAULT-VALUE}).")
+    double kill;
+
+    @Option(names = "--routers", defaultValue = "2", paramLabel = "N",
+            description = "Routers on the one redis-server, 1 to 8 (default: ${DEFAULT-VALUE}).")
+    int routers;
+
+    @Option(names = "--steady-seconds", defaultValue = "60", paramLabel = "N",
+            description = "Traffic before the kill, 1 to 3600 (default: ${DEFAULT-VALUE}).")
+    long steadySeconds;
+
+    @Option(names = "--after-seconds", defaultValue = "45", paramLabel = "N",
+            description = "Traffic after the kill, 1 to 3600 (default: ${DEFAULT-VALUE}).")
+    long afterSeconds;
+
+    @Option(names = "--threads", defaultValue = "4", paramLabel = "N",
+            description = "Traffic loops, 1 to 64 (default: ${DEFAULT-VALUE}).")
+    int threads;
+
+    @Option(names = "--new-every", defaultValue = "10", paramLabel = "N",
+            description = "About one request in N starts a new session, 1 to 1000 (default: ${DEFAULT-VALUE}).")
+    int newEvery;
+
+    @Spec
+    CommandSpec spec;
+
+    public ReplicaKill() {
     }
 
-    public static void main(String[] argv) throws Exception {
-        Args args = new Args(argv, Set.of("replicas", "kill", "routers", "steady-seconds", "after-seconds", "threads",
-                "new-every"), USAGE);
-        int replicas = (int) args.getLong("replicas", 10);
-        int killed = (int) Math.max(1, Math.round(replicas * args.getDouble("kill", 0.2)));
-        int routerCount = (int) args.getLong("routers", 2);
-        long steady = args.getLong("steady-seconds", 60);
-        long after = args.getLong("after-seconds", 45);
-        int threads = (int) args.getLong("threads", 4);
-        int newEvery = (int) args.getLong("new-every", 10);
-        System.exit(run(replicas, killed, routerCount, steady, after, threads, newEvery) ? 0 : 1);
+    @Override
+    public Integer call() throws Exception {
+        Bounds.within(spec, "--replicas", replicas, 2, 100);
+        if (!(kill > 0 && kill < 1)) {
+            throw new ParameterException(spec.commandLine(), "--kill is a share of the replicas, above 0 and below 1, "
+                    + "such as 0.2; not " + kill);
+        }
+        int killed = (int) Math.max(1, Math.round(replicas * kill));
+        if (killed >= replicas) {
+            throw new ParameterException(spec.commandLine(), "--kill " + kill + " of " + replicas
+                    + " replicas kills them all; give a smaller share or more --replicas");
+        }
+        return run(replicas, killed, Bounds.within(spec, "--routers", routers, 1, 8),
+                Bounds.within(spec, "--steady-seconds", steadySeconds, 1, 3600),
+                Bounds.within(spec, "--after-seconds", afterSeconds, 1, 3600), Bounds.within(spec, "--threads", threads, 1, 64),
+                Bounds.within(spec, "--new-every", newEvery, 1, 1000)) ? 0 : 1;
     }
 
     private static boolean run(int replicaCount, int killed, int routerCount, long steadySeconds, long afterSeconds,

@@ -1,10 +1,11 @@
 package io.scrouter.loadtest.fault;
 
+import io.scrouter.extproc.cli.ManifestVersion;
+import io.scrouter.loadtest.cli.Bounds;
 import io.scrouter.extproc.RouterServer;
 import io.scrouter.extproc.client.ExtProcClient;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.redis.RedisKeys;
-import io.scrouter.loadtest.Args;
 import io.scrouter.loadtest.traffic.TrafficDriver.Result;
 import io.scrouter.loadtest.traffic.TrafficDriver;
 import io.scrouter.testkit.redis.Resp;
@@ -13,12 +14,18 @@ import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
 import org.redisson.config.Config;
 
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
@@ -28,23 +35,45 @@ import java.util.stream.Collectors;
  * which bindings were lost (routers had them before the kill, the replica never got them: Redis replication is
  * asynchronous), whether any session moved, and whether routers and the new master agree at the end.
  */
-public final class SentinelFailover {
-
-    private static final String USAGE = "sentinel [--steady-seconds 20] [--after-seconds 30] [--threads 4] "
-            + "[--new-every 10]";
+@Command(name = "sentinel", mixinStandardHelpOptions = true, versionProvider = ManifestVersion.class,
+        sortOptions = false, description = "Redis failover with Sentinel under load: routers in sentinel mode over "
+        + "three sentinels, the master killed; when the replica was promoted, when each router wrote again, which "
+        + "bindings were lost. Exit status 1 if a session moved or they disagree at the end. Needs redis-server and "
+        + "redis-sentinel.")
+public final class SentinelFailover implements Callable<Integer> {
     private static final String ROUTER_YAML = """
             pool: {pollInterval: 1s, departureGrace: 5s}
             probe: {interval: 1s, timeout: 1s, staleAfter: 5s}
             sessions: {idleTtl: 30m, refreshEvery: 5s}
             """;
 
-    private SentinelFailover() {
+    @Option(names = "--steady-seconds", defaultValue = "20", paramLabel = "N",
+            description = "Traffic before the master is killed, 1 to 3600 (default: ${DEFAULT-VALUE}).")
+    long steadySeconds;
+
+    @Option(names = "--after-seconds", defaultValue = "30", paramLabel = "N",
+            description = "Traffic after the kill, 1 to 3600 (default: ${DEFAULT-VALUE}).")
+    long afterSeconds;
+
+    @Option(names = "--threads", defaultValue = "4", paramLabel = "N",
+            description = "Traffic loops, 1 to 64 (default: ${DEFAULT-VALUE}).")
+    int threads;
+
+    @Option(names = "--new-every", defaultValue = "10", paramLabel = "N",
+            description = "About one request in N starts a new session, 1 to 1000 (default: ${DEFAULT-VALUE}).")
+    int newEvery;
+
+    @Spec
+    CommandSpec spec;
+
+    public SentinelFailover() {
     }
 
-    public static void main(String[] argv) throws Exception {
-        Args args = new Args(argv, Set.of("steady-seconds", "after-seconds", "threads", "new-every"), USAGE);
-        System.exit(run(args.getLong("steady-seconds", 20), args.getLong("after-seconds", 30),
-                (int) args.getLong("threads", 4), (int) args.getLong("new-every", 10)) ? 0 : 1);
+    @Override
+    public Integer call() throws Exception {
+        return run(Bounds.within(spec, "--steady-seconds", steadySeconds, 1, 3600),
+                Bounds.within(spec, "--after-seconds", afterSeconds, 1, 3600), Bounds.within(spec, "--threads", threads, 1, 64),
+                Bounds.within(spec, "--new-every", newEvery, 1, 1000)) ? 0 : 1;
     }
 
     private static boolean run(long steady, long after, int threads, int newEvery) throws Exception {

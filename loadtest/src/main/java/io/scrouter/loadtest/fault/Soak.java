@@ -1,40 +1,72 @@
 package io.scrouter.loadtest.fault;
 
+import io.scrouter.extproc.cli.ManifestVersion;
+import io.scrouter.loadtest.cli.Bounds;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.NettyChannelBuilder;
 import io.scrouter.extproc.client.ExtProcClient;
-import io.scrouter.loadtest.Args;
 import io.scrouter.loadtest.LoadTools;
 import io.scrouter.testkit.redis.RedisProcess;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
+import java.util.concurrent.Callable;
 
 /**
  * Soak: one router in its own JVM under sustained session churn for {@code --minutes} (10 by default), its
  * heap sampled over JMX every {@code --every} seconds after a full GC, with the near-cache bounded small
  * ({@code --cache}, 20000) and many more sessions than that, so the bound is what keeps memory flat.
  */
-public final class Soak {
+@Command(name = "soak", mixinStandardHelpOptions = true, versionProvider = ManifestVersion.class,
+        sortOptions = false, description = "One router in its own JVM under sustained session churn, its heap sampled "
+        + "after a full GC, with the near-cache bounded small and many more sessions than that. Exit status 1 if the "
+        + "heap grew, a request failed or a session moved. Needs redis-server.")
+public final class Soak implements Callable<Integer> {
 
-    private static final String USAGE = "soak [--minutes 10] [--cache 20000] [--every 10] [--threads 4] [--heap 512m]";
+    @Option(names = "--minutes", defaultValue = "10", paramLabel = "N",
+            description = "Length of the run, 0.1 to 1440 (default: ${DEFAULT-VALUE}).")
+    double minutes;
 
-    private Soak() {
+    @Option(names = "--cache", defaultValue = "20000", paramLabel = "SESSIONS",
+            description = "The router's near-cache bound, 100 to 10000000 (default: ${DEFAULT-VALUE}).")
+    long cache;
+
+    @Option(names = "--every", defaultValue = "10", paramLabel = "SECONDS",
+            description = "Heap sampling interval, 1 to 3600 (default: ${DEFAULT-VALUE}).")
+    long every;
+
+    @Option(names = "--threads", defaultValue = "4", paramLabel = "N",
+            description = "Traffic loops, 1 to 64 (default: ${DEFAULT-VALUE}).")
+    int threads;
+
+    @Option(names = "--heap", defaultValue = "512m", paramLabel = "SIZE",
+            description = "The router's -Xmx, such as 512m or 2g (default: ${DEFAULT-VALUE}).")
+    String heap;
+
+    @Spec
+    CommandSpec spec;
+
+    public Soak() {
     }
 
-    public static void main(String[] argv) throws Exception {
-        Args args = new Args(argv, Set.of("minutes", "cache", "every", "threads", "heap"), USAGE);
-        double minutes = args.getDouble("minutes", 10);
-        long cache = args.getLong("cache", 20_000);
-        long every = args.getLong("every", 10);
-        int threads = (int) args.getLong("threads", 4);
-        String heap = args.get("heap", "512m");
-        System.exit(run(minutes, cache, every, threads, heap) ? 0 : 1);
+    @Override
+    public Integer call() throws Exception {
+        if (!heap.matches("[1-9][0-9]*[kKmMgG]?")) {
+            throw new ParameterException(spec.commandLine(), "--heap takes a JVM heap size such as 512m or 2g, not '"
+                    + heap + "'");
+        }
+        return run(Bounds.within(spec, "--minutes", minutes, 0.1, 1440), Bounds.within(spec, "--cache", cache, 100, 10_000_000),
+                Bounds.within(spec, "--every", every, 1, 3600), Bounds.within(spec, "--threads", threads, 1, 64), heap) ? 0 : 1;
     }
 
     private static boolean run(double minutes, long cache, long every, int threads, String maxHeap) throws Exception {

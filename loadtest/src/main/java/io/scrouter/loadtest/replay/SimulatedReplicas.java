@@ -3,6 +3,7 @@ package io.scrouter.loadtest.replay;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -25,10 +26,18 @@ public final class SimulatedReplicas implements AutoCloseable {
     });
 
     public SimulatedReplicas(ReplicaLayout layout, int slots) throws IOException {
+        this(layout, Collections.nCopies(layout.count(), slots));
+    }
+
+    /** Replica {@code i} of {@code layout} with {@code slots.get(i)} task slots, as a scenario's cluster lists them. */
+    public SimulatedReplicas(ReplicaLayout layout, List<Integer> slots) throws IOException {
+        if (slots.size() != layout.count()) {
+            throw new IllegalArgumentException(layout.count() + " replicas but task slots for " + slots.size());
+        }
         try {
             for (int i = 0; i < layout.count(); i++) {
                 byAddress.put(layout.grpcAddress(i),
-                        new LiveReplica(layout.id(i), layout.grpcAddress(i), slots, layout.metricsPort(i)));
+                        new LiveReplica(layout.id(i), layout.grpcAddress(i), slots.get(i), layout.metricsPort(i)));
             }
         } catch (IOException | RuntimeException e) {
             close();

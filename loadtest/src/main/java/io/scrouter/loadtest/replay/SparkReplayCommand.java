@@ -1,7 +1,8 @@
 package io.scrouter.loadtest.replay;
 
-import io.scrouter.loadtest.Args;
-import io.scrouter.loadtest.Cli;
+import io.scrouter.extproc.cli.ManifestVersion;
+import io.scrouter.loadtest.cli.Bounds;
+import io.scrouter.loadtest.cli.ScenarioOverrides;
 import io.scrouter.loadtest.scenario.ScenarioFiles;
 import io.scrouter.loadtest.scenario.ScenarioSpec;
 import io.scrouter.scorer.policy.Policies;
@@ -9,14 +10,21 @@ import io.scrouter.loadtest.bench.Latencies;
 import io.scrouter.loadtest.trace.Replay;
 import io.scrouter.loadtest.trace.TraceEvent;
 import org.apache.spark.sql.connect.SparkSession;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.ParseResult;
+import picocli.CommandLine.Spec;
 
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -37,9 +45,6 @@ import java.util.concurrent.atomic.AtomicLong;
  * servers, the router with each policy in turn, and a scenario's closed-loop users.
  */
 public final class SparkReplayCommand {
-
-    static final String USAGE = "replay-spark --remote sc://HOST:PORT --trace FILE [--speed 10] [--max-sessions 20] "
-            + "[--max-seconds 300] [--no-header]";
 
     private final String remote;
     private final boolean withHeader;
@@ -62,64 +67,119 @@ public final class SparkReplayCommand {
         this.clients = Executors.newFixedThreadPool(Math.max(1, sessions));
     }
 
-    static final Cli.Options OPTIONS = new Cli.Options(Set.of("remote", "trace", "speed", "max-sessions", "max-seconds",
-            "policies", "scenario", "set", "seed", "spark-classpath", "out"), Set.of("no-header"), Set.of("set"),
-            USAGE + " | replay-spark --policies predicted,seed,fewest-sessions,random [--scenario spark-burst] "
-                    + "[--set key=value ...] [--seed 1] [--spark-classpath FILE] [--out loadtest/results/spark-check]");
+    /** {@code loadtest replay-spark}'s options: a trace against {@code --remote}, or the check with {@code --policies}. */
+    @Command(name = "replay-spark", mixinStandardHelpOptions = true, versionProvider = ManifestVersion.class,
+            sortOptions = false, description = {"Replay a trace with the real Spark Connect client against a Spark "
+                    + "Connect address (--remote), or run the real-Spark check (--policies): its own Spark Connect "
+                    + "servers, the router with each policy in turn, and a scenario's closed-loop users.",
+                    "A replay exits with status 1 if a query failed."})
+    public static final class Options implements Callable<Integer> {
 
-    public static void main(String[] argv) {
-        Cli.run("replay-spark", argv, OPTIONS, args -> {
-            if (args.get("policies", null) != null) {
-                check(args);
-            } else {
-                replay(args);
-            }
-        });
-    }
+        /** The options of replaying a trace, which the check with --policies does not take. */
+        private static final List<String> REPLAY_ONLY = List.of("--remote", "--trace", "--speed", "--max-sessions",
+                "--max-seconds", "--no-header");
 
-    /** The real-Spark check: servers, router and users all started here; see {@link SparkCheck}. */
-    private static void check(Args args) throws Exception {
-        for (String o : List.of("remote", "trace", "speed", "max-sessions", "max-seconds")) {
-            if (args.get(o, null) != null) {
-                throw new IllegalArgumentException("--" + o + " belongs to replaying a trace against --remote; the "
-                        + "check with --policies starts its own servers and plays a scenario");
-            }
-        }
-        List<String> policies = args.list("policies", List.of());
-        for (String p : policies) {
-            if (!Policies.NAMES.contains(p)) {
-                throw new IllegalArgumentException("--policies: '" + p + "' is no router policy; known: " + Policies.NAMES);
-            }
-        }
-        ScenarioSpec spec = ScenarioFiles.load(args.get("scenario", "spark-burst"), args.all("set"));
-        SparkCheck.run(spec, policies, args.getLong("seed", 1), Path.of(args.get("spark-classpath",
-                SparkServer.DEFAULT_CLASSPATH_FILE)), Path.of(args.get("out", "loadtest/results/spark-check")));
-        // The client's gRPC threads are not all daemons: leave explicitly.
-        System.exit(0);
-    }
+        @Option(names = "--remote", paramLabel = "sc://HOST:PORT",
+                description = "Replay: the Spark Connect address, such as an Envoy ingress in front of scrouter.")
+        String remote;
 
-    private static void replay(Args args) throws Exception {
-        String remote = args.get("remote", null);
-        if (remote == null) {
-            throw new IllegalArgumentException("--remote sc://HOST:PORT is required (or --policies for the real-Spark "
-                    + "check); usage: " + USAGE);
+        @Option(names = "--trace", paramLabel = "FILE", description = "Replay: the trace to play.")
+        Path trace;
+
+        @Option(names = "--speed", defaultValue = "10", paramLabel = "FACTOR",
+                description = "Replay: how much faster than the trace's time, 0.01 to 10000 (default: ${DEFAULT-VALUE}).")
+        double speed;
+
+        @Option(names = "--max-sessions", defaultValue = "20", paramLabel = "N",
+                description = "Replay: the first N sessions of the trace, each a client thread, 1 to 1000 (default: "
+                        + "${DEFAULT-VALUE}).")
+        long maxSessions;
+
+        @Option(names = "--max-seconds", defaultValue = "300", paramLabel = "N",
+                description = "Replay: wall-time bound, later events are left out, 1 to 86400 (default: ${DEFAULT-VALUE}).")
+        double maxSeconds;
+
+        @Option(names = "--no-header",
+                description = "Replay: send the session id only in the request body, not as x-spark-session-id.")
+        boolean noHeader;
+
+        @Option(names = "--policies", split = ",", paramLabel = "POLICY",
+                description = "Run the real-Spark check with these router policies, such as "
+                        + "predicted,seed,fewest-sessions,random.")
+        List<String> policies;
+
+        @Option(names = "--scenario", defaultValue = "spark-burst", paramLabel = "NAME|FILE",
+                description = "Check: the users' scenario (default: ${DEFAULT-VALUE}).")
+        String scenario;
+
+        @Mixin
+        ScenarioOverrides overrides;
+
+        @Option(names = "--seed", defaultValue = "1", paramLabel = "N",
+                description = "Check: seed of the scenario's workload (default: ${DEFAULT-VALUE}).")
+        long seed;
+
+        @Option(names = "--spark-classpath", defaultValue = SparkServer.DEFAULT_CLASSPATH_FILE, paramLabel = "FILE",
+                description = "Check: the Spark Connect server's class path, as spark-e2e/spark-server writes it "
+                        + "(default: ${DEFAULT-VALUE}).")
+        Path sparkClasspath;
+
+        @Option(names = "--out", defaultValue = "loadtest/results/spark-check", paramLabel = "DIR",
+                description = "Check: where the report goes (default: ${DEFAULT-VALUE}).")
+        Path out;
+
+        @Spec
+        CommandSpec spec;
+
+        public Options() {
         }
-        SparkQueries.remote(remote, "00000000-0000-0000-0000-000000000000", true); // fails early on a bad address
-        double speed = args.getDouble("speed", 10);
-        List<TraceEvent> trace = TraceFile.firstSessions(
-                TraceFile.read(args.get("trace", null), speed, args.getDouble("max-seconds", 300)),
-                args.getLong("max-sessions", 20));
-        int sessions = (int) TraceFile.sessions(trace);
-        SparkReplayCommand replay = new SparkReplayCommand(remote, !args.has("no-header"), speed, trace, sessions);
-        System.out.printf(Locale.ROOT, "replaying %d events of %d sessions with the Spark Connect client against %s "
-                + "at %.0fx speed (%s) ...%n", trace.size(), sessions, remote, speed,
-                replay.withHeader ? "session id in the x-spark-session-id header" : "no header: session id in the body");
-        long start = System.nanoTime();
-        replay.play(trace);
-        System.out.printf(Locale.ROOT, "done in %.1f s%n%n", (System.nanoTime() - start) / 1e9);
-        System.out.print(replay.report());
-        // The client's gRPC threads are not all daemons: leave explicitly.
-        System.exit(replay.errors.isEmpty() ? 0 : 1);
+
+        @Override
+        public Integer call() throws Exception {
+            return policies != null ? check() : replay();
+        }
+
+        /** The real-Spark check: servers, router and users all started here; see {@link SparkCheck}. */
+        private int check() throws Exception {
+            ParseResult parsed = spec.commandLine().getParseResult();
+            for (String o : REPLAY_ONLY) {
+                if (parsed.hasMatchedOption(o)) {
+                    throw new ParameterException(spec.commandLine(), o + " belongs to replaying a trace against "
+                            + "--remote; the check with --policies starts its own servers and plays a scenario");
+                }
+            }
+            for (String p : policies) {
+                if (!Policies.NAMES.contains(p)) {
+                    throw new ParameterException(spec.commandLine(), "--policies: '" + p + "' is no router policy; "
+                            + "known: " + Policies.NAMES);
+                }
+            }
+            ScenarioSpec scenarioSpec = ScenarioFiles.load(scenario, overrides.values());
+            SparkCheck.run(scenarioSpec, policies, seed, sparkClasspath, out);
+            return 0;
+        }
+
+        private int replay() throws Exception {
+            if (remote == null || trace == null) {
+                throw new ParameterException(spec.commandLine(), "give --remote sc://HOST:PORT and --trace FILE, or "
+                        + "--policies for the real-Spark check");
+            }
+            SparkQueries.remote(remote, "00000000-0000-0000-0000-000000000000", true); // fails early on a bad address
+            Bounds.within(spec, "--speed", speed, 0.01, 10_000);
+            Bounds.within(spec, "--max-seconds", maxSeconds, 1, 86_400);
+            List<TraceEvent> events = TraceFile.firstSessions(TraceFile.read(trace.toString(), speed, maxSeconds),
+                    Bounds.within(spec, "--max-sessions", maxSessions, 1, 1000));
+            int sessions = (int) TraceFile.sessions(events);
+            SparkReplayCommand replay = new SparkReplayCommand(remote, !noHeader, speed, events, sessions);
+            System.out.printf(Locale.ROOT, "replaying %d events of %d sessions with the Spark Connect client against "
+                    + "%s at %.0fx speed (%s) ...%n", events.size(), sessions, remote, speed, replay.withHeader
+                    ? "session id in the x-spark-session-id header" : "no header: session id in the body");
+            long start = System.nanoTime();
+            replay.play(events);
+            System.out.printf(Locale.ROOT, "done in %.1f s%n%n", (System.nanoTime() - start) / 1e9);
+            System.out.print(replay.report());
+            return replay.errors.isEmpty() ? 0 : 1;
+        }
     }
 
     private void play(List<TraceEvent> trace) throws InterruptedException {
