@@ -93,6 +93,8 @@ final class HttpStream extends ServerCall.Listener<byte[]> {
     private ExtProcCluster.Host sideHost;
     private ClientCall<ProcessingRequest, ProcessingResponse> side;
     private boolean sideEnded;
+    /** This side closed the ext_proc stream; its end may not be reported yet. */
+    private boolean sideClosedHere;
     private boolean processingComplete;
     private ScheduledFuture<?> messageTimer;
     private final List<byte[]> held = new ArrayList<>();
@@ -458,9 +460,14 @@ final class HttpStream extends ServerCall.Listener<byte[]> {
                 : status.withDescription(body), immediate.getDetails()));
     }
 
-    /** Ends the side stream as Envoy does: END_STREAM, then an immediate reset. */
+    /**
+     * Ends the side stream as Envoy does: END_STREAM, then an immediate reset; once only, however many paths
+     * end it before its close is reported (common/ext_proc/grpc_client_impl.h, ProcessorStreamImpl::close acts
+     * only if the stream is not closed yet).
+     */
     private void closeSide() {
-        if (side != null && !sideEnded) {
+        if (side != null && !sideEnded && !sideClosedHere) {
+            sideClosedHere = true;
             side.halfClose();
             side.cancel("ext_proc stream closed by Envoy", null);
         }
