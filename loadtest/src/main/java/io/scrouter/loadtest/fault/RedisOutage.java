@@ -13,6 +13,7 @@ import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -64,13 +65,8 @@ public final class RedisOutage implements Callable<Integer> {
             description = "Traffic after the empty restart, 1 to 3600 (default: ${DEFAULT-VALUE}).")
     long afterSeconds;
 
-    @Option(names = "--threads", defaultValue = "4", paramLabel = "N",
-            description = "Traffic loops, 1 to 64 (default: ${DEFAULT-VALUE}).")
-    int threads;
-
-    @Option(names = "--new-every", defaultValue = "10", paramLabel = "N",
-            description = "About one request in N starts a new session, 1 to 1000 (default: ${DEFAULT-VALUE}).")
-    int newEvery;
+    @Mixin
+    TrafficOptions traffic;
 
     @Spec
     CommandSpec spec;
@@ -88,8 +84,8 @@ public final class RedisOutage implements Callable<Integer> {
                 Bounds.within(spec, "--hang-seconds", hangSeconds, 1, 3600),
                 Bounds.within(spec, "--between-seconds", betweenSeconds, 1, 3600),
                 Bounds.within(spec, "--dead-seconds", deadSeconds, 1, 3600),
-                Bounds.within(spec, "--after-seconds", afterSeconds, 1, 3600), Bounds.within(spec, "--threads", threads, 1, 64),
-                Bounds.within(spec, "--new-every", newEvery, 1, 1000)) ? 0 : 1;
+                Bounds.within(spec, "--after-seconds", afterSeconds, 1, 3600), traffic.threads(spec),
+                traffic.newEvery(spec)) ? 0 : 1;
     }
 
     private static boolean run(long steady, long hang, long between, long dead, long after, int threads,
