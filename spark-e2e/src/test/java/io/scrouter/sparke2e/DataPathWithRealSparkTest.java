@@ -468,8 +468,12 @@ class DataPathWithRealSparkTest {
 
             assertThat(owner.table("owned").count()).isEqualTo(7L);
             assertThat(upstreamsOf(id)).containsExactly(home);
+            // The owner's work revives the binding: at once through the router that routed the release, within
+            // sessions.refreshEvery through the other one (it still holds the session as live and pushes its idle
+            // timer at most that often), so the owner keeps working while the test waits.
             awaitTrue("the owner's work revived the binding", 30, () -> {
                 try {
+                    assertThat(owner.table("owned").count()).isEqualTo(7L);
                     String value = redis.command("GET", PREFIX + ":session:" + id);
                     return !value.startsWith("!") && io.scrouter.extproc.session.Binding.decode(value).replicaId()
                             .equals(replicaIdAt(home));
