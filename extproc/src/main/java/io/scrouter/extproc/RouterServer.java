@@ -3,7 +3,6 @@ package io.scrouter.extproc;
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
 import io.grpc.health.v1.HealthCheckResponse;
-import io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.scrouter.extproc.config.RouterConfig;
 import io.scrouter.extproc.envoy.DecisionObserver;
@@ -24,6 +23,7 @@ import io.scrouter.extproc.routing.Routing;
 import io.scrouter.extproc.routing.SessionCounts;
 import io.scrouter.extproc.routing.SessionRouter;
 import io.scrouter.extproc.runtime.DaemonThreads;
+import io.scrouter.extproc.runtime.IoLoops;
 import io.scrouter.extproc.runtime.SystemTime;
 import io.scrouter.extproc.runtime.TimeSource;
 import io.scrouter.extproc.session.BindingFeed;
@@ -75,16 +75,19 @@ public final class RouterServer implements AutoCloseable {
     private final RouterStatus status;
     private final RouterMetrics metrics;
     private final StreamLimits limits;
+    private final IoLoops io;
     private OperatorEndpoints endpoints;
 
-    private RouterServer(RouterConfig config, ServerBuilder<?> builder, DecisionObserver observer, TimeSource time) {
+    private RouterServer(RouterConfig config, ServerBuilder<?> builder, IoLoops io, DecisionObserver observer,
+                         TimeSource time) {
         this.config = config;
         this.time = time;
+        this.io = io;
         LongSupplier clock = time::millis;
         // The metrics read the status lazily (at scrape time), so they can be built before the parts they watch.
         RouterStatus[] statusRef = new RouterStatus[1];
         this.metrics = new RouterMetrics(() -> statusRef[0]);
-        Stores stores = Stores.from(config, clock, metrics);
+        Stores stores = Stores.from(config, clock, metrics, io);
         this.redis = stores.redis();
         this.sessions = stores.sessions();
         BindingFeed feed = stores.feed();
@@ -126,26 +129,20 @@ public final class RouterServer implements AutoCloseable {
                 .build();
     }
 
-    /** Starts a router on Netty at the configured address. */
+    /** Starts a router on Netty at the configured address; its gRPC server and Redis client share event loops. */
     public static RouterServer start(RouterConfig config) throws IOException {
-        NettyServerBuilder builder = NettyServerBuilder
-                .forAddress(new InetSocketAddress(config.server().bindAddress(), config.server().port()))
-                // Decisions never block (Redis calls are asynchronous), so run them on the event loop.
-                .directExecutor()
-                .permitKeepAliveTime(10, TimeUnit.SECONDS)
-                .permitKeepAliveWithoutCalls(true);
-        return start(config, builder, DecisionObserver.NONE, SystemTime.shared());
+        IoLoops io = IoLoops.perProcessor();
+        return new RouterServer(config, io.serverBuilder(new InetSocketAddress(config.server().bindAddress(),
+                config.server().port())), io, DecisionObserver.NONE, SystemTime.shared()).begin();
     }
 
     /** Starts a router on any transport (tests pass an in-process builder), with its own time source. */
     public static RouterServer start(RouterConfig config, ServerBuilder<?> builder, DecisionObserver observer,
                                      TimeSource time) throws IOException {
-        RouterServer rs = new RouterServer(config, builder, observer, time);
-        rs.begin();
-        return rs;
+        return new RouterServer(config, builder, null, observer, time).begin();
     }
 
-    private void begin() throws IOException {
+    private RouterServer begin() throws IOException {
         try {
             poolRefresher.refresh().get(5, TimeUnit.SECONDS);
         } catch (Exception e) {
@@ -178,6 +175,7 @@ public final class RouterServer implements AutoCloseable {
         LOG.info("ext_proc router listening on {}:{} (store={}, policy={}, pool={} replicas, {})",
                 config.server().bindAddress(), port(), redis == null ? "embedded" : "redis",
                 config.placement().policy(), pool.snapshot().size(), endpoints.describe(config));
+        return this;
     }
 
     private void safely() {
@@ -294,6 +292,9 @@ public final class RouterServer implements AutoCloseable {
         probeExecutor.shutdownNow();
         if (redis != null) {
             redis.shutdown();
+        }
+        if (io != null) {
+            io.close();
         }
     }
 }

@@ -9,6 +9,7 @@ import io.scrouter.extproc.redis.RedisClients;
 import io.scrouter.extproc.redis.RedisInstanceStore;
 import io.scrouter.extproc.redis.RedisKeys;
 import io.scrouter.extproc.redis.RedisSessionStore;
+import io.scrouter.extproc.runtime.IoLoops;
 import io.scrouter.extproc.session.BindingFeed;
 import io.scrouter.extproc.session.InMemorySessionStore;
 import io.scrouter.extproc.session.ObservedSessionStore;
@@ -28,14 +29,19 @@ import java.util.function.LongSupplier;
  */
 record Stores(RedissonClient redis, SessionStore sessions, InstanceStore instances, BindingFeed feed) {
 
-    static Stores from(RouterConfig config, LongSupplier clock, StoreCallObserver observer) {
+    /**
+     * @param io the network threads to share with the Redis client, or null to let it start its own
+     */
+    static Stores from(RouterConfig config, LongSupplier clock, StoreCallObserver observer, IoLoops io) {
         SessionTtls ttls = new SessionTtls(config.sessions().idleTtl(), config.sessions().lostTtl(),
                 config.sessions().releaseGrace());
         if (config.redis().isPresent()) {
             RouterConfig.Redis r = config.redis().get();
             RedisKeys keys = new RedisKeys(r.keyPrefix());
-            RedissonClient redis = RedisClients.create(r);
-            SessionStore sessions = new RedisSessionStore(redis, keys, ttls, clock);
+            RedissonClient redis = RedisClients.create(r, io == null ? null : io.group());
+            // On the shared event loop the writes that follow bindings go out once per turn of the loop, together.
+            SessionStore sessions = io == null ? new RedisSessionStore(redis, keys, ttls, clock)
+                    : new RedisSessionStore(redis, keys, ttls, clock, io.group().next());
             return new Stores(redis, new ObservedSessionStore(sessions, observer), new RedisInstanceStore(redis, keys),
                     new RedisBindingFeed(redis, keys));
         }

@@ -2,6 +2,7 @@ package io.scrouter.extproc.redis;
 
 import io.scrouter.extproc.config.ConfigException;
 import io.scrouter.extproc.config.RouterConfig;
+import io.netty.channel.EventLoopGroup;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.RedisAuthRequiredException;
@@ -54,7 +55,18 @@ public final class RedisClients {
      *                         and uses Redis once it is up.
      */
     public static RedissonClient create(RouterConfig.Redis settings) {
+        return create(settings, null);
+    }
+
+    /**
+     * @param eventLoops the event loops for Redis connections, shared with the gRPC server so that a decision
+     *                   waiting on Redis continues on the thread that read the request; null: Redisson's own
+     */
+    public static RedissonClient create(RouterConfig.Redis settings, EventLoopGroup eventLoops) {
         Config config = new Config();
+        if (eventLoops != null) {
+            config.setEventLoopGroup(eventLoops);
+        }
         config.setCodec(StringCodec.INSTANCE);
         config.setLazyInitialization(true);
         // EVALSHA instead of sending each script's text on every call: the scripts run on the request path.

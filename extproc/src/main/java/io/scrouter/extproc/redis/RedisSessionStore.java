@@ -23,6 +23,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.function.LongSupplier;
 
 import static io.scrouter.extproc.redis.SessionScripts.CLAIM;
@@ -48,9 +49,18 @@ public final class RedisSessionStore implements SessionStore {
     private final Duration lostTtl;
     private final Duration releaseGrace;
     private final LongSupplier clock;
+    private final FollowUpWrites followUps;
 
+    /** A store that sends each binding's index and feed writes as they come. */
     public RedisSessionStore(RedissonClient redis, RedisKeys keys, SessionTtls ttls, LongSupplier clockMillis) {
+        this(redis, keys, ttls, clockMillis, Runnable::run);
+    }
+
+    /** @param followUpFlushes where the writes that follow bindings are gathered and sent: see {@link FollowUpWrites} */
+    public RedisSessionStore(RedissonClient redis, RedisKeys keys, SessionTtls ttls, LongSupplier clockMillis,
+                             Executor followUpFlushes) {
         this.redis = redis;
+        this.followUps = new FollowUpWrites(redis, keys, followUpFlushes);
         this.keys = keys;
         this.idleTtl = ttls.idle();
         this.lostTtl = ttls.lost();
@@ -98,22 +108,9 @@ public final class RedisSessionStore implements SessionStore {
         });
     }
 
-    /**
-     * The replica's index (for session counts and eviction) and, for a new binding, the feed (its stream and its
-     * channel) follow the binding: in one pipelined write the decision does not wait for. A lost write only delays
-     * counts until the session's next idle-timer push, or leaves the other routers to read the binding from the
-     * store.
-     *
-     * @param announced the binding to announce to the other routers, or null when it is not new
-     */
+    /** The replica's index and, for a new binding ({@code announced} not null), the feed: see {@link FollowUpWrites}. */
     private void indexAndAnnounce(String sessionId, String replicaId, String announced) {
-        RBatch batch = redis.createBatch();
-        batch.<String>getScoredSortedSet(keys.replicaSessions(replicaId), StringCodec.INSTANCE)
-                .addAsync(expiry(), sessionId);
-        if (announced != null) {
-            RedisBindingFeed.append(batch, keys, sessionId, announced);
-        }
-        batch.executeAsync();
+        followUps.add(sessionId, replicaId, expiry(), announced);
     }
 
     @Override
