@@ -21,9 +21,9 @@ final class GcPauses {
     private GcPauses() {
     }
 
-    /** The JVM option that writes such a file. */
+    /** The JVM option that writes such a file: ZGC and Shenandoah name their pauses under {@code gc+phases}. */
     static String option(Path file) {
-        return "-Xlog:gc:file=" + file.toAbsolutePath();
+        return "-Xlog:gc,gc+phases:file=" + file.toAbsolutePath();
     }
 
     static List<Double> millis(String log) {

@@ -75,6 +75,11 @@ public final class ProcessBench implements Callable<Integer> {
             description = "Routers sharing the load, 1 and/or 2 (default: ${DEFAULT-VALUE}).")
     List<Integer> routers;
 
+    @Option(names = "--server-jvm", defaultValue = "-Xmx1g", paramLabel = "OPTIONS",
+            description = "JVM options of every server process (routers and no-op), separated by spaces, such as "
+                    + "a collector to compare (default: ${DEFAULT-VALUE}).")
+    String serverJvm;
+
     @Option(names = "--out", defaultValue = "loadtest/results/bench.md", paramLabel = "FILE",
             description = "The report (default: ${DEFAULT-VALUE}).")
     Path out;
@@ -90,7 +95,7 @@ public final class ProcessBench implements Callable<Integer> {
 
     /** The options, range-checked, loads and router counts without repeats. */
     record Settings(int seconds, int warmupSeconds, int rounds, int known, int inFlight, int newInFlight,
-                    List<SessionMix> loads, List<Integer> routers, Path out, String note) {
+                    List<SessionMix> loads, List<Integer> routers, List<String> serverJvm, Path out, String note) {
     }
 
     Settings settings() {
@@ -105,7 +110,7 @@ public final class ProcessBench implements Callable<Integer> {
                 Bounds.within(spec, "--rounds", rounds, 1, 20), Bounds.within(spec, "--known", known, 1, 1_000_000),
                 Bounds.within(spec, "--in-flight", inFlight, 1, 4096),
                 Bounds.within(spec, "--new-in-flight", newInFlight, 1, 4096), loads.stream().distinct().toList(),
-                routers.stream().distinct().toList(), out, note);
+                routers.stream().distinct().toList(), List.of(serverJvm.trim().split("\\s+")), out, note);
     }
 
     @Override
@@ -123,7 +128,7 @@ public final class ProcessBench implements Callable<Integer> {
         Path dir = Files.createTempDirectory("scrouter-bench");
         progress.say("starting servers (logs in %s) ...", dir);
         try (ServerProcesses servers = ServerProcesses.start(dir, cores, List.of(Target.values()), maxRouters,
-                SERVER_JVM, progress)) {
+                o.serverJvm(), progress)) {
             List<String> othersBefore = MachineLoad.busiestOthers(servers.pids(), 3000, 5);
             progress.say("other busy processes: %s", othersBefore);
             int redisPort = servers.redis().port();
@@ -163,7 +168,7 @@ public final class ProcessBench implements Callable<Integer> {
                 gc.add(t.title() + ": " + GcPauses.summary(pauses));
             }
             BenchReport.Context c = new BenchReport.Context(command, started, machineLine(), cores.describe(),
-                    String.join(" ", SERVER_JVM) + "; collector chosen by the JVM: "
+                    String.join(" ", o.serverJvm()) + "; collector chosen by the JVM: "
                             + GcPauses.collector(servers.gcLog(servers.of(Target.ROUTER_REDIS, 1).get(0).name()))
                             + " (a JVM started on one core sees one CPU); Java " + System.getProperty("java.version")
                             + "; routers with their defaults plus the store settings",

@@ -41,6 +41,13 @@ class BenchCommandsTest {
         assertThat(b.loads()).containsExactly(SessionMix.KNOWN, SessionMix.MIX, SessionMix.NEW);
         assertThat(b.routers()).containsExactly(1, 2);
         assertThat(b.out()).isEqualTo(Path.of("loadtest/results/bench.md"));
+        assertThat(b.serverJvm()).containsExactly("-Xmx1g");
+    }
+
+    @Test
+    void serverJvmOptionsAreSplitAtSpaces() {
+        assertThat(bench("--server-jvm", " -Xmx1g  -XX:+UseZGC ").settings().serverJvm())
+                .containsExactly("-Xmx1g", "-XX:+UseZGC");
     }
 
     @Test
