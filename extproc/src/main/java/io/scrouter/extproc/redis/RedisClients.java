@@ -66,6 +66,10 @@ public final class RedisClients {
         Config config = new Config();
         if (eventLoops != null) {
             config.setEventLoopGroup(eventLoops);
+            // Listeners (the binding feed's channel) run on the loop that read the message, not on a pool thread
+            // woken once per message: every new session's announcement comes back to every router. They only
+            // update the near-cache, which never blocks.
+            config.setExecutor(eventLoops);
         }
         config.setCodec(StringCodec.INSTANCE);
         config.setLazyInitialization(true);
