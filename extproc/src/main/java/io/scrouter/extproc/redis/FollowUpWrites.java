@@ -84,7 +84,12 @@ final class FollowUpWrites {
         }
         scores.forEach((replicaId, members) -> batch.<String>getScoredSortedSet(keys.replicaSessions(replicaId),
                 StringCodec.INSTANCE).addAllAsync(members));
-        batch.executeAsync();
+        try {
+            batch.executeAsync();
+        } catch (RuntimeException clientStopped) {
+            // The Redis client shut down with the router while this batch waited for its turn: nothing to send to.
+            return;
+        }
         if (!pending.isEmpty()) {
             scheduleFlush();
         }
