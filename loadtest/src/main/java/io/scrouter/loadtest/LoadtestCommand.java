@@ -8,6 +8,7 @@ import io.scrouter.loadtest.bench.HeapBench;
 import io.scrouter.loadtest.bench.JmhBench;
 import io.scrouter.loadtest.bench.ProcessBench;
 import io.scrouter.loadtest.bench.ProfileBench;
+import io.scrouter.loadtest.bench.RedisClientBench;
 import io.scrouter.loadtest.bench.RedisHeapBench;
 import io.scrouter.loadtest.demo.Demo;
 import io.scrouter.loadtest.fault.RedisOutage;
@@ -71,7 +72,7 @@ public final class LoadtestCommand implements Callable<Integer> {
         CommandLine line = new CommandLine(new LoadtestCommand());
         for (Object command : List.of(new Matrix(), new Compare(), new GroupIsolation(), new Sweep(),
                 new DescribeScenario(), new Fit(), new WriteTrace(), new Demo(), new ProcessBench(), new ProfileBench(),
-                new ProfileBench.Render(), new RedisHeapBench(), new GrpcBench(), new JmhBench(), new HeapBench(),
+                new ProfileBench.Render(), new RedisClientBench(), new RedisHeapBench(), new GrpcBench(), new JmhBench(), new HeapBench(),
                 new FirstRequests(), new ReplicaKill(), new RedisOutage(), new SentinelFailover(), new Soak(),
                 new ReplayCommand(), new SparkReplayCommand.Options())) {
             line.addSubcommand(command);

@@ -5,7 +5,7 @@ package io.scrouter.extproc.redis;
  * with '!' ({@code !lost:}, {@code !released:}), which replica ids cannot contain, so the scripts tell them apart
  * from a live binding by its first character.
  */
-final class SessionScripts {
+public final class SessionScripts {
 
     private SessionScripts() {
     }
@@ -23,7 +23,7 @@ final class SessionScripts {
     // trip either way. The announcement is sent by the caller once it has the answer, never by the script: a call
     // that timed out (a hung Redis) may run when Redis resumes, and its binding is then overwritten by the
     // router's write-back; announced from here, it would have reached the other routers' caches first.
-    static final String FIND_OR_BIND = """
+    public static final String FIND_OR_BIND = """
             local v = redis.call('GET', KEYS[1])
             if v then
               if string.sub(v, 1, 1) ~= '!' then

@@ -85,6 +85,17 @@ class BenchCommandsTest {
     }
 
     @Test
+    void redisClientsRunFourAndThirtyTwoInFlightAndCheckEachLevel() {
+        RedisClientBench.Settings s = parsed(Map.of(), RedisClientBench.class, "bench-redis-clients").settings();
+        assertThat(s.inFlight()).containsExactly(4, 32);
+        assertThat(s.warmupSeconds()).isEqualTo(10);
+        assertThat(parsed(Map.of(), RedisClientBench.class, "bench-redis-clients", "--in-flight", "8,8,1").settings()
+                .inFlight()).containsExactly(8, 1);
+        assertThatThrownBy(() -> parsed(Map.of(), RedisClientBench.class, "bench-redis-clients", "--in-flight", "4,0")
+                .settings()).hasMessage("--in-flight must be between 1 and 4096, not 0");
+    }
+
+    @Test
     void jmhGetsEveryOtherArgumentAsTypedAndItsOwnHelpAfterTheSeparator() {
         assertThat(parsed(Map.of(), JmhBench.class, "bench-jmh", "-e", "Decide", "-f", "1", "-wi", "1", "--", "-h")
                 .jmhArguments()).containsExactly("DecisionBench", "-e", "Decide", "-f", "1", "-wi", "1", "-h");
