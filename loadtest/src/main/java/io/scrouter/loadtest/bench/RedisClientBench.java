@@ -99,21 +99,6 @@ public final class RedisClientBench implements Callable<Integer> {
                 Bounds.within(spec, "--rounds", rounds, 1, 20), levels.stream().distinct().toList(), out);
     }
 
-    /** One round of one client. */
-    record Round(long answered, long errors, double seconds, Histogram latencyNanos) {
-        double perSecond() {
-            return answered / seconds;
-        }
-
-        double p50Millis() {
-            return latencyNanos.getValueAtPercentile(50) / 1e6;
-        }
-
-        double p99Millis() {
-            return latencyNanos.getValueAtPercentile(99) / 1e6;
-        }
-    }
-
     @Override
     public Integer call() throws Exception {
         Settings o = settings();
@@ -153,11 +138,11 @@ public final class RedisClientBench implements Callable<Integer> {
                         return reply;
                     });
                 });
-                Map<Integer, Map<String, List<Round>>> results = new LinkedHashMap<>();
+                Map<Integer, Map<String, List<InFlightLoad.Figures>>> results = new LinkedHashMap<>();
                 for (int n : o.inFlight()) {
-                    Map<String, List<Round>> byClient = new LinkedHashMap<>();
+                    Map<String, List<InFlightLoad.Figures>> byClient = new LinkedHashMap<>();
                     for (Map.Entry<String, Function<String, CompletableFuture<?>>> c : clients.entrySet()) {
-                        Round warm = run(loop, c.getValue(), n, o.warmupSeconds() * 1000L);
+                        InFlightLoad.Figures warm = run(loop, c.getValue(), n, o.warmupSeconds() * 1000L);
                         progress.say("%d in flight, warm-up, %s: %.0f calls/s (discarded)", n, c.getKey(),
                                 warm.perSecond());
                         byClient.put(c.getKey(), new ArrayList<>());
@@ -167,7 +152,7 @@ public final class RedisClientBench implements Callable<Integer> {
                     for (int r = 0; r < o.rounds(); r++) {
                         for (int i = 0; i < names.size(); i++) {
                             String name = names.get((i + r) % names.size());
-                            Round round = run(loop, clients.get(name), n, o.seconds() * 1000L);
+                            InFlightLoad.Figures round = run(loop, clients.get(name), n, o.seconds() * 1000L);
                             byClient.get(name).add(round);
                             progress.say("%d in flight, round %d/%d, %s: %.0f calls/s, p50 %.3f ms, p99 %.3f ms, "
                                             + "errors %d (load %.2f)", n, r + 1, o.rounds(), name, round.perSecond(),
@@ -201,7 +186,7 @@ public final class RedisClientBench implements Callable<Integer> {
      * {@code inFlight} calls always outstanding for {@code millis}, each started on the event loop when the last
      * one's reply arrived there, as a router does; returns once every call sent has been answered.
      */
-    static Round run(EventLoopGroup loop, Function<String, CompletableFuture<?>> call, int inFlight, long millis)
+    static InFlightLoad.Figures run(EventLoopGroup loop, Function<String, CompletableFuture<?>> call, int inFlight, long millis)
             throws InterruptedException {
         Recorder recorder = new Recorder(HIGHEST_NANOS, 3);
         AtomicLong errors = new AtomicLong();
@@ -232,11 +217,12 @@ public final class RedisClientBench implements Callable<Integer> {
                     + " calls were still unanswered 30 s after the round ended");
         }
         Histogram h = recorder.getIntervalHistogram();
-        return new Round(h.getTotalCount(), errors.get(), (System.nanoTime() - start) / 1e9, h);
+        return new InFlightLoad.Figures(h.getTotalCount(), errors.get(), (System.nanoTime() - start) / 1e9, h,
+                new long[0], Map.of());
     }
 
     private static String report(String command, String started, Cores cores, MachineLoad machine, Settings o,
-                                 Map<Integer, Map<String, List<Round>>> results) {
+                                 Map<Integer, Map<String, List<InFlightLoad.Figures>>> results) {
         StringBuilder md = new StringBuilder("# The Redis client's share of a new session\n\n");
         md.append("Command: `").append(command).append("`  \n");
         md.append("Started: ").append(started).append("  \n");
@@ -249,35 +235,35 @@ public final class RedisClientBench implements Callable<Integer> {
                 + "of the same script, then the same three commands, on one connection. Latency: call to reply, "
                 + "HdrHistogram. Ratios pair rounds of the same index; figures are `median [min–max]`.%n",
                 o.warmupSeconds(), o.rounds(), o.seconds()));
-        for (Map.Entry<Integer, Map<String, List<Round>>> level : results.entrySet()) {
+        for (Map.Entry<Integer, Map<String, List<InFlightLoad.Figures>>> level : results.entrySet()) {
             md.append(String.format(Locale.ROOT, "%n## %d in flight%n%n", level.getKey()));
             md.append("| client | calls/s | p50 (ms) | p99 (ms) | errors |\n|---|---:|---:|---:|---:|\n");
-            List<List<Round>> all = new ArrayList<>(level.getValue().values());
-            for (Map.Entry<String, List<Round>> c : level.getValue().entrySet()) {
-                List<Round> rs = c.getValue();
+            List<List<InFlightLoad.Figures>> all = new ArrayList<>(level.getValue().values());
+            for (Map.Entry<String, List<InFlightLoad.Figures>> c : level.getValue().entrySet()) {
+                List<InFlightLoad.Figures> rs = c.getValue();
                 md.append("| ").append(c.getKey())
-                        .append(" | ").append(spread(rs, Round::perSecond).format("%.0f"))
-                        .append(" | ").append(spread(rs, Round::p50Millis).format("%.3f"))
-                        .append(" | ").append(spread(rs, Round::p99Millis).format("%.3f"))
-                        .append(" | ").append(rs.stream().mapToLong(Round::errors).sum()).append(" |\n");
+                        .append(" | ").append(spread(rs, InFlightLoad.Figures::perSecond).format("%.0f"))
+                        .append(" | ").append(spread(rs, InFlightLoad.Figures::p50Millis).format("%.3f"))
+                        .append(" | ").append(spread(rs, InFlightLoad.Figures::p99Millis).format("%.3f"))
+                        .append(" | ").append(rs.stream().mapToLong(InFlightLoad.Figures::errors).sum()).append(" |\n");
             }
             if (all.size() == 2) {
-                List<Round> redisson = all.get(0);
-                List<Round> pipelined = all.get(1);
+                List<InFlightLoad.Figures> redisson = all.get(0);
+                List<InFlightLoad.Figures> pipelined = all.get(1);
                 md.append(String.format(Locale.ROOT, "%nPipelined ÷ Redisson: calls/s %s, p50 %s, p99 %s.%n",
-                        ratio(pipelined, redisson, Round::perSecond).format("%.2f"),
-                        ratio(pipelined, redisson, Round::p50Millis).format("%.2f"),
-                        ratio(pipelined, redisson, Round::p99Millis).format("%.2f")));
+                        ratio(pipelined, redisson, InFlightLoad.Figures::perSecond).format("%.2f"),
+                        ratio(pipelined, redisson, InFlightLoad.Figures::p50Millis).format("%.2f"),
+                        ratio(pipelined, redisson, InFlightLoad.Figures::p99Millis).format("%.2f")));
             }
         }
         return md.toString();
     }
 
-    private static Spread spread(List<Round> rounds, ToDoubleFunction<Round> f) {
+    private static Spread spread(List<InFlightLoad.Figures> rounds, ToDoubleFunction<InFlightLoad.Figures> f) {
         return Spread.of(rounds.stream().map(f::applyAsDouble).toList());
     }
 
-    private static Spread ratio(List<Round> a, List<Round> b, ToDoubleFunction<Round> f) {
+    private static Spread ratio(List<InFlightLoad.Figures> a, List<InFlightLoad.Figures> b, ToDoubleFunction<InFlightLoad.Figures> f) {
         List<Double> ratios = new ArrayList<>();
         for (int i = 0; i < Math.min(a.size(), b.size()); i++) {
             ratios.add(f.applyAsDouble(a.get(i)) / f.applyAsDouble(b.get(i)));
