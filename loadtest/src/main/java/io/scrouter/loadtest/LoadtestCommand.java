@@ -72,8 +72,8 @@ public final class LoadtestCommand implements Callable<Integer> {
         CommandLine line = new CommandLine(new LoadtestCommand());
         for (Object command : List.of(new Matrix(), new Compare(), new GroupIsolation(), new Sweep(),
                 new DescribeScenario(), new Fit(), new WriteTrace(), new Demo(), new ProcessBench(), new ProfileBench(),
-                new ProfileBench.Render(), new RedisClientBench(), new RedisHeapBench(), new GrpcBench(), new JmhBench(), new HeapBench(),
-                new FirstRequests(), new ReplicaKill(), new RedisOutage(), new SentinelFailover(), new Soak(),
+                new ProfileBench.Render(), new RedisClientBench(), new RedisHeapBench(), new GrpcBench(), new JmhBench(),
+                new HeapBench(), new FirstRequests(), new ReplicaKill(), new RedisOutage(), new SentinelFailover(), new Soak(),
                 new ReplayCommand(), new SparkReplayCommand.Options())) {
             line.addSubcommand(command);
         }

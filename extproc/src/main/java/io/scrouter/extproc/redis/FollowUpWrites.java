@@ -16,7 +16,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * (session counts, eviction) and, for a new binding, its announcement on the feed. They are gathered and sent as
  * one pipelined batch per run of {@link #flush} on {@code flushes}: on the router's event loop, everything decided
  * in one turn of the loop goes out in one write, one ZADD per replica. Sent one batch per session, these writes
- * halved the new sessions a router could place per second ({@code loadtest/README.md}, "Where the time goes").
+ * held a router to about half the new sessions per second it placed without them ({@code loadtest/README.md}, "Changes
+ * made from the profile").
  *
  * <p>The feed's wire format is unchanged (one PUBLISH and one XADD per announcement), so routers of an earlier
  * release read it during a rollout. A lost batch only delays counts until each session's next idle-timer push, or

@@ -1,8 +1,8 @@
 package io.scrouter.extproc.redis;
 
+import io.netty.channel.EventLoopGroup;
 import io.scrouter.extproc.config.ConfigException;
 import io.scrouter.extproc.config.RouterConfig;
-import io.netty.channel.EventLoopGroup;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.RedisAuthRequiredException;

@@ -56,7 +56,9 @@ public final class RedisSessionStore implements SessionStore {
         this(redis, keys, ttls, clockMillis, Runnable::run);
     }
 
-    /** @param followUpFlushes where the writes that follow bindings are gathered and sent: see {@link FollowUpWrites} */
+    /**
+     * @param followUpFlushes where the writes that follow bindings are gathered and sent: see {@link FollowUpWrites}
+     */
     public RedisSessionStore(RedissonClient redis, RedisKeys keys, SessionTtls ttls, LongSupplier clockMillis,
                              Executor followUpFlushes) {
         this.redis = redis;
@@ -108,7 +110,7 @@ public final class RedisSessionStore implements SessionStore {
         });
     }
 
-    /** The replica's index and, for a new binding ({@code announced} not null), the feed: see {@link FollowUpWrites}. */
+    /** The replica's index and, for a new binding ({@code announced} not null), the feed: {@link FollowUpWrites}. */
     private void indexAndAnnounce(String sessionId, String replicaId, String announced) {
         followUps.add(sessionId, replicaId, expiry(), announced);
     }
