@@ -133,7 +133,7 @@ public final class RedisSessionStore implements SessionStore {
             String replacedId = replaced.isEmpty() ? "" : Binding.replicaIdOf(replaced);
             CompletableFuture<?> unindex = replacedId.isEmpty() || replacedId.equals(replicaId)
                     ? CompletableFuture.completedFuture(null)
-                    : index(replacedId).removeAsync(sessionId).toCompletableFuture();
+                    : followUps.answered().thenCompose(x -> index(replacedId).removeAsync(sessionId));
             return unindex.thenApply(x -> {
                 indexAndAnnounce(sessionId, replicaId, replica);
                 return held;
@@ -162,7 +162,8 @@ public final class RedisSessionStore implements SessionStore {
                 RELEASE, RScript.ReturnType.LONG, List.of(key), replica, Long.toString(releaseGrace.toMillis()));
         return released.toCompletableFuture()
                 .thenCompose(d -> d != null && d == 1L
-                        ? index(Binding.replicaIdOf(replica)).removeAsync(sessionId).toCompletableFuture()
+                        ? followUps.answered().thenCompose(x -> index(Binding.replicaIdOf(replica))
+                                .removeAsync(sessionId))
                         : CompletableFuture.completedFuture(false))
                 .thenApply(x -> null);
     }
@@ -172,9 +173,13 @@ public final class RedisSessionStore implements SessionStore {
         if (replicaIds.isEmpty()) {
             return CompletableFuture.completedFuture(Map.of());
         }
+        List<String> ids = new ArrayList<>(replicaIds);
+        return followUps.answered().thenCompose(x -> countAll(ids));
+    }
+
+    private CompletableFuture<Map<String, Long>> countAll(List<String> ids) {
         double now = clock.getAsLong();
         RBatch batch = redis.createBatch();
-        List<String> ids = new ArrayList<>(replicaIds);
         for (String id : ids) {
             RScoredSortedSetAsync<String> set = batch.getScoredSortedSet(keys.replicaSessions(id),
                     StringCodec.INSTANCE);
@@ -202,10 +207,14 @@ public final class RedisSessionStore implements SessionStore {
         // A member's score is its session's expiry, the last push plus the idle TTL: pushed within the window
         // means a score above now + idleTtl - window (and above now: not expired). One ZCOUNT per replica, in one
         // pipelined batch.
+        List<String> ids = new ArrayList<>(replicaIds);
+        return followUps.answered().thenCompose(x -> countRecent(ids, recentWithinMillis));
+    }
+
+    private CompletableFuture<Map<String, Long>> countRecent(List<String> ids, long recentWithinMillis) {
         long now = clock.getAsLong();
         double pushedAfter = Math.max(now, now + idleTtl.toMillis() - recentWithinMillis);
         RBatch batch = redis.createBatch();
-        List<String> ids = new ArrayList<>(replicaIds);
         for (String id : ids) {
             batch.getScoredSortedSet(keys.replicaSessions(id), StringCodec.INSTANCE)
                     .countAsync(pushedAfter, false, Double.POSITIVE_INFINITY, true);
@@ -225,7 +234,8 @@ public final class RedisSessionStore implements SessionStore {
         String replicaId = Binding.replicaIdOf(replica);
         RScoredSortedSet<String> index = index(replicaId);
         String lostMillis = Long.toString(lostTtl.toMillis());
-        return index.readAllAsync().toCompletableFuture().thenCompose(members -> {
+        // A session bound to the replica just now must be marked too: read the index once its ZADD is in.
+        return followUps.answered().thenCompose(x -> index.readAllAsync()).thenCompose(members -> {
             if (members.isEmpty()) {
                 return CompletableFuture.completedFuture(0L);
             }

@@ -100,7 +100,8 @@ public final class SessionCounts {
                 .thenAccept(counts -> {
                     stored = Map.copyOf(counts.all());
                     storedRecent = Map.copyOf(counts.recent());
-                    // Placements made while the count ran may or may not be in it; subtracting only what was
+                    // Placements made before the count started are in it (the store counts every binding it made
+                    // before the call); those made while it ran may or may not be. Subtracting only what was
                     // counted at the start keeps them (at worst counted twice until the next refresh).
                     localAtStart.forEach((id, n) -> sinceRefresh.computeIfPresent(id, (k, v) -> {
                         v.addAndGet(-n);

@@ -61,7 +61,10 @@ public interface SessionStore {
      */
     CompletableFuture<Void> release(String sessionId, String replica);
 
-    /** Live (unexpired) sessions bound to each replica, as every router sees them. */
+    /**
+     * Live (unexpired) sessions bound to each replica, as every router sees them. The count includes every binding
+     * this store made before the call: {@link io.scrouter.extproc.routing.SessionCounts} relies on it.
+     */
     CompletableFuture<Map<String, Long>> countSessions(Collection<String> replicaIds);
 
     /**

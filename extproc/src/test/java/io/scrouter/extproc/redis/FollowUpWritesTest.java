@@ -1,5 +1,6 @@
 package io.scrouter.extproc.redis;
 
+import io.scrouter.extproc.session.SessionTtls;
 import io.scrouter.extproc.testing.Await;
 import io.scrouter.extproc.testing.Patience;
 import io.scrouter.testkit.redis.RedisProcess;
@@ -17,7 +18,10 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -25,8 +29,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The writes that follow bindings, against a real {@code redis-server}: what is added before the loop turns goes
- * out as one batch with one ZADD per replica, the feed keeps one entry per new binding, and a stopped loop loses
- * its pending writes without failing the decision that added them.
+ * out as one batch with one ZADD per replica, the feed keeps one entry per new binding, a stopped loop loses
+ * its pending writes without failing the decision that added them, and whoever reads or trims an index sees
+ * every write queued before it.
  */
 class FollowUpWritesTest {
 
@@ -104,6 +109,79 @@ class FollowUpWritesTest {
                 () -> redis.command("ZCARD", KEYS.replicaSessions("a")).equals(":1"));
         assertThat(redis.command("ZSCORE", KEYS.replicaSessions("a"), "kept")).isEqualTo("2000");
         assertThat(redis.command("XLEN", KEYS.bindingFeed())).isEqualTo(":1");
+    }
+
+    @Test
+    void answeredCompletesOnlyOnceRedisHoldsEveryWriteQueuedBeforeIt() throws Exception {
+        FollowUpWrites writes = new FollowUpWrites(client, KEYS, loop::add);
+        writes.add("s1", "a", 1000, null);
+        writes.add("s2", "b", 2000, null);
+
+        CompletableFuture<Void> answered = writes.answered();
+        assertThat(answered).as("nothing is sent before the loop turns").isNotDone();
+        turnLoop();
+
+        answered.get(BATCH.toMillis(), TimeUnit.MILLISECONDS);
+        // No waiting here: the writes must already be in Redis when the future completes.
+        assertThat(redis.command("ZCARD", KEYS.replicaSessions("a"))).isEqualTo(":1");
+        assertThat(redis.command("ZCARD", KEYS.replicaSessions("b"))).isEqualTo(":1");
+    }
+
+    @Test
+    void aCountStartedAfterABindingIncludesItWhileItsIndexWriteIsStillQueued() throws Exception {
+        RedisSessionStore store = storeOnLoop();
+        assertThat(store.findOrBind("s1", "a@d1").get(BATCH.toMillis(), TimeUnit.MILLISECONDS).created()).isTrue();
+        assertThat(redis.command("ZCARD", KEYS.replicaSessions("a"))).as("the index write is still queued")
+                .isEqualTo(":0");
+
+        // The router subtracts the placements it made before a count from its own tally once the count is in;
+        // a count that missed this one would let a capped group take a session over its cap.
+        CompletableFuture<Map<String, Long>> all = store.countSessions(List.of("a"));
+        CompletableFuture<Map<String, Long>> recent = store.countSessions(List.of("a"), 60_000);
+        turnLoop();
+
+        assertThat(all.get(BATCH.toMillis(), TimeUnit.MILLISECONDS)).containsEntry("a", 1L);
+        assertThat(recent.get(BATCH.toMillis(), TimeUnit.MILLISECONDS)).containsEntry("a", 1L);
+    }
+
+    @Test
+    void evictingAReplicaMarksLostASessionBoundToItJustBefore() throws Exception {
+        RedisSessionStore store = storeOnLoop();
+        store.findOrBind("s1", "a@d1").get(BATCH.toMillis(), TimeUnit.MILLISECONDS);
+
+        CompletableFuture<Long> evicted = store.evictReplica("a@d1");
+        turnLoop();
+
+        assertThat(evicted.get(BATCH.toMillis(), TimeUnit.MILLISECONDS)).as("sessions marked lost").isEqualTo(1);
+        assertThat(redis.command("GET", KEYS.session("s1"))).as("its next request is told the session is lost, "
+                + "not sent to a replica that is gone").contains("!lost:");
+    }
+
+    @Test
+    void aReleaseRightAfterTheBindingLeavesTheSessionOutOfItsReplicasCount() throws Exception {
+        // The loop turns only once Redis shows the binding released: its ZADD comes after the release script, as
+        // when a client releases a session in the same loop turn it was bound in.
+        Duration minute = Duration.ofMinutes(1);
+        RedisSessionStore store = new RedisSessionStore(client, KEYS, new SessionTtls(minute, minute, minute),
+                System::currentTimeMillis, task -> new Thread(() -> {
+                    Await.untilChecked("the binding released in Redis", BATCH,
+                            () -> redis.command("GET", KEYS.session("s1")).contains("!released:"));
+                    task.run();
+                }).start());
+        store.findOrBind("s1", "a@d1").get(BATCH.toMillis(), TimeUnit.MILLISECONDS);
+
+        store.release("s1", "a@d1").get(2 * BATCH.toMillis(), TimeUnit.MILLISECONDS);
+
+        assertThat(store.countSessions(List.of("a")).get(BATCH.toMillis(), TimeUnit.MILLISECONDS))
+                .as("a ZREM sent ahead of its ZADD leaves the released session counted until its idle TTL")
+                .containsEntry("a", 0L);
+    }
+
+    /** A Redis-backed store whose follow-up writes wait for {@link #turnLoop}. */
+    private RedisSessionStore storeOnLoop() {
+        Duration minute = Duration.ofMinutes(1);
+        return new RedisSessionStore(client, KEYS, new SessionTtls(minute, minute, minute), System::currentTimeMillis,
+                loop::add);
     }
 
     private void turnLoop() {
