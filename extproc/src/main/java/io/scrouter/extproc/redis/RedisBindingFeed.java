@@ -31,12 +31,26 @@ public final class RedisBindingFeed implements BindingFeed {
 
     /** Entries kept in the stream (approximately): enough for every session started in a long outage. */
     private static final int RETAINED = 200_000;
-    private static final int READ_BATCH = 20_000;
+    /**
+     * Entries per read at most: a reply of about 60 KB, decoded in a few milliseconds. Every read must finish
+     * within the Redis deadline ({@code redis.timeout}, 50 ms by default), and one read holds the event loop that
+     * also answers Envoy while it is decoded. A reply that misses the deadline is read to its end all the same
+     * and thrown away, and the read starts again from the same position: reads of 20,000 entries (1.3 MB) never
+     * finished on a busy core, so a router that fell that far behind stayed behind for good, its event loop
+     * decoding replies it then discarded (loadtest/README.md, "The binding feed's reads").
+     */
+    static final int READ_BATCH = 1_000;
+    /** A read that missed the deadline is retried half as large, down to this. */
+    static final int MIN_READ_BATCH = 50;
+    /** Reads back to back in one catch-up at most (100,000 entries); the next poll goes on from there. */
+    static final int MAX_READS_PER_CATCH_UP = 100;
     private static final String FIELD = "b";
 
     private final RedissonClient redis;
     private final RedisKeys keys;
     private final AtomicBoolean readRunning = new AtomicBoolean();
+    /** Entries asked for by the next read: halved after a read that failed, doubled back after one that did not. */
+    private volatile int readBatch = READ_BATCH;
     /** The channel's subscription: null when not subscribed, so the next poll tries again. */
     private final AtomicReference<CompletableFuture<Integer>> live = new AtomicReference<>();
     private volatile StreamMessageId position = new StreamMessageId(0, 0);
@@ -54,22 +68,38 @@ public final class RedisBindingFeed implements BindingFeed {
                 StreamAddArgs.entry(FIELD, message).trimNonStrict().maxLen(RETAINED).noLimit());
     }
 
-    /** Reads what was announced since the last read; at most one read is in flight. */
+    /**
+     * Reads what was announced since the last read, in reads of at most {@link #READ_BATCH} entries back to back
+     * until one comes back short; at most one catch-up is in flight.
+     */
     @Override
     public void catchUp(BiConsumer<String, String> sessionAndReplica) {
         listenLive(sessionAndReplica);
-        if (!readRunning.compareAndSet(false, true)) {
-            return;
+        if (readRunning.compareAndSet(false, true)) {
+            read(sessionAndReplica, MAX_READS_PER_CATCH_UP);
         }
+    }
+
+    private void read(BiConsumer<String, String> sessionAndReplica, int readsLeft) {
+        int asked = readBatch;
         try {
-            stream().readAsync(StreamReadArgs.greaterThan(position).count(READ_BATCH))
+            stream().readAsync(StreamReadArgs.greaterThan(position).count(asked))
                     .toCompletableFuture().whenComplete((entries, error) -> {
+                        boolean more = false;
                         try {
-                            if (error == null && entries != null) {
+                            if (error != null) {
+                                readBatch = Math.max(MIN_READ_BATCH, asked / 2);
+                            } else if (entries != null) {
                                 deliver(entries, sessionAndReplica);
+                                readBatch = Math.min(READ_BATCH, asked * 2);
+                                more = entries.size() >= asked && readsLeft > 1;
                             }
                         } finally {
-                            readRunning.set(false);
+                            if (more) {
+                                read(sessionAndReplica, readsLeft - 1);
+                            } else {
+                                readRunning.set(false);
+                            }
                         }
                     });
         } catch (RuntimeException e) {
