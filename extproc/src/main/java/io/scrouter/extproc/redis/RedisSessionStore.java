@@ -43,6 +43,12 @@ import static io.scrouter.extproc.redis.SessionScripts.TOUCH;
  */
 public final class RedisSessionStore implements SessionStore {
 
+    /**
+     * Sessions read and marked per step of {@link #evictReplica}: a reply of about 20 KB, and a batch Redis runs in
+     * a few milliseconds, each well within the Redis deadline.
+     */
+    public static final int EVICTION_PAGE = 500;
+
     private final RedissonClient redis;
     private final RedisKeys keys;
     private final Duration idleTtl;
@@ -232,16 +238,28 @@ public final class RedisSessionStore implements SessionStore {
     @Override
     public CompletableFuture<Long> evictReplica(String replica) {
         String replicaId = Binding.replicaIdOf(replica);
-        RScoredSortedSet<String> index = index(replicaId);
-        String lostMillis = Long.toString(lostTtl.toMillis());
         // A session bound to the replica just now must be marked too: read the index once its ZADD is in.
-        return followUps.answered().thenCompose(x -> index.readAllAsync()).thenCompose(members -> {
+        return followUps.answered().thenCompose(x -> evictPage(replica, replicaId, 0, 0));
+    }
+
+    /**
+     * Marks lost the sessions of one page of the replica's index, from rank {@code from}, drops those from the
+     * index, then goes on with the next page. One page, not the whole index: every reply must arrive within the
+     * Redis deadline, and a replica with a hundred thousand sessions has an index of megabytes. A page's marked
+     * sessions leave the index, so the next page starts {@code from} plus those that stayed. Ranks that move under
+     * concurrent writes (an expired member trimmed by a count) may let one pass miss a session; the next pass
+     * ({@code LostDrivers} runs two) marks it.
+     */
+    private CompletableFuture<Long> evictPage(String replica, String replicaId, int from, long markedSoFar) {
+        RScoredSortedSet<String> index = index(replicaId);
+        return index.valueRangeAsync(from, from + EVICTION_PAGE - 1).toCompletableFuture().thenCompose(members -> {
             if (members.isEmpty()) {
-                return CompletableFuture.completedFuture(0L);
+                return CompletableFuture.completedFuture(markedSoFar);
             }
-            // One pipelined batch rather than one call per session: a replica with thousands of sessions must
-            // not take every pooled connection away from the request path.
+            // One pipelined batch per page rather than one call per session: a replica with thousands of sessions
+            // must not take every pooled connection away from the request path.
             List<String> sessions = new ArrayList<>(members);
+            String lostMillis = Long.toString(lostTtl.toMillis());
             RBatch batch = redis.createBatch();
             for (String sessionId : sessions) {
                 String key = keys.session(sessionId);
@@ -256,11 +274,13 @@ public final class RedisSessionStore implements SessionStore {
                         marked.add(sessions.get(i));
                     }
                 }
-                if (marked.isEmpty()) {
-                    return CompletableFuture.completedFuture(0L);
-                }
                 // Only the driver's own sessions leave the count: the id may already serve a new driver's.
-                return index.removeAllAsync(marked).toCompletableFuture().thenApply(x -> (long) marked.size());
+                CompletableFuture<?> unindexed = marked.isEmpty() ? CompletableFuture.completedFuture(null)
+                        : index.removeAllAsync(marked).toCompletableFuture();
+                long total = markedSoFar + marked.size();
+                return unindexed.thenCompose(x -> sessions.size() < EVICTION_PAGE
+                        ? CompletableFuture.completedFuture(total)
+                        : evictPage(replica, replicaId, from + sessions.size() - marked.size(), total));
             });
         });
     }

@@ -257,6 +257,33 @@ class RedisSessionStoreTest extends SessionStoreContract {
     }
 
     @Test
+    void evictingAReplicaWithManyPagesOfSessionsMarksEveryOneOfItsDriversAndNoOther() throws Exception {
+        // Four pages' worth, a third of them bound elsewhere since: those stay in the index, so every page after
+        // the first starts behind the ones kept, and a page that skipped them would leave sessions unmarked.
+        int sessions = 4 * RedisSessionStore.EVICTION_PAGE;
+        List<String> ids = new ArrayList<>();
+        List<CompletableFuture<?>> bound = new ArrayList<>();
+        for (int i = 0; i < sessions; i++) {
+            ids.add(UUID.randomUUID().toString());
+            bound.add(store.bindIfAbsent(ids.get(i), "a"));
+        }
+        await(CompletableFuture.allOf(bound.toArray(new CompletableFuture[0])));
+        int moved = 0;
+        for (int i = 0; i < sessions; i += 3) {
+            assertThat(redis.command("SET", KEYS.session(ids.get(i)), "b")).isEqualTo("+OK");
+            moved++;
+        }
+
+        assertThat(await(store.evictReplica("a"))).isEqualTo(sessions - moved);
+
+        for (int i = 0; i < sessions; i++) {
+            assertThat(get(KEYS.session(ids.get(i)))).as("session %d", i).isEqualTo(i % 3 == 0 ? "b" : "!lost:a");
+        }
+        assertThat(redis.command("ZCARD", KEYS.replicaSessions("a"))).as("the moved sessions stay listed until "
+                + "a count trims them").isEqualTo(":" + moved);
+    }
+
+    @Test
     void concurrentBindersOfANewSessionAllGetTheSameBinding() throws Exception {
         // Two store instances on two separate Redis clients stand for two routers.
         SessionStore first = store;
