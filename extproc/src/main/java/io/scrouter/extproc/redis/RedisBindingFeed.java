@@ -35,9 +35,9 @@ public final class RedisBindingFeed implements BindingFeed {
      * Entries per read at most: a reply of about 60 KB, decoded in a few milliseconds. Every read must finish
      * within the Redis deadline ({@code redis.timeout}, 50 ms by default), and one read holds the event loop that
      * also answers Envoy while it is decoded. A reply that misses the deadline is read to its end all the same
-     * and thrown away, and the read starts again from the same position: reads of 20,000 entries (1.3 MB) never
-     * finished on a busy core, so a router that fell that far behind stayed behind for good, its event loop
-     * decoding replies it then discarded (loadtest/README.md, "The binding feed's reads").
+     * and thrown away, and the read starts again from the same position: reads of 20,000 entries (1.3 MB) often
+     * missed it on a busy core, and a router that fell that far behind stayed behind, poll after poll, its event
+     * loop decoding replies it then discarded (loadtest/README.md, "The binding feed's reads").
      */
     static final int READ_BATCH = 1_000;
     /** A read that missed the deadline is retried half as large, down to this. */
