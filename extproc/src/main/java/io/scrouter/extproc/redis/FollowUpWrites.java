@@ -13,6 +13,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 
 /**
  * The writes that follow a binding and that no decision waits for: the session's score in its replica's index
@@ -26,21 +27,44 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * release read it during a rollout. A lost batch only delays counts until each session's next idle-timer push, or
  * leaves the other routers to read the bindings from the store.
  *
- * <p>Whoever reads or trims an index waits for {@link #answered} first. A count that ran ahead of a queued ZADD
- * would miss a session the router already placed, and the router, which subtracts the placements made before
- * the count from its own tally, would lose it twice: a capped group then took one session more than its cap. A
- * ZREM that ran ahead of its ZADD would leave a released session counted until its idle TTL.
+ * <p>Whoever reads or trims an index does it {@link #inOrder in order} with these writes: it sees every write queued
+ * before it and none queued after it. A count that ran ahead of a queued ZADD would miss a session the router already
+ * placed, and the router, which subtracts the placements made before the count from its own tally, would lose it
+ * twice: a capped group then took one session more than its cap. A count that also saw writes queued after it
+ * started counted those placements twice, in the count and in the tally, until the next count: a capped group then
+ * refused a session while it had room. A ZREM that ran ahead of its ZADD would leave a released session counted
+ * until its idle TTL.
  */
 final class FollowUpWrites {
 
     /** Writes per batch at most; more wait for the next batch, which is scheduled at once. */
     private static final int MAX_PER_BATCH = 1000;
 
-    /**
-     * One queued entry: a write, or ({@code waiter} not null) a caller waiting for every write queued before it.
-     */
-    private record Entry(String sessionId, String replicaId, double expiry, String announced,
-                         CompletableFuture<Void> waiter) {
+    /** One queued entry: a write, or ({@code read} not null) a command that must run in order with the writes. */
+    private record Entry(String sessionId, String replicaId, double expiry, String announced, InOrder<?> read) {
+    }
+
+    /** A command run once every write queued before it is answered, and its caller's result. */
+    private record InOrder<T>(Supplier<CompletableFuture<T>> command, CompletableFuture<T> result) {
+
+        /** Runs the command once {@code after} completes; the returned stage completes with it, never exceptionally. */
+        CompletableFuture<Void> runAfter(CompletableFuture<Void> after) {
+            return after.thenCompose(x -> {
+                CompletableFuture<T> sent;
+                try {
+                    sent = command.get();
+                } catch (RuntimeException e) {
+                    sent = CompletableFuture.failedFuture(e);
+                }
+                return sent.whenComplete((r, e) -> {
+                    if (e != null) {
+                        result.completeExceptionally(e);
+                    } else {
+                        result.complete(r);
+                    }
+                }).handle((r, e) -> (Void) null);
+            });
+        }
     }
 
     private final RedissonClient redis;
@@ -48,8 +72,14 @@ final class FollowUpWrites {
     private final Executor flushes;
     private final ConcurrentLinkedQueue<Entry> pending = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean scheduled = new AtomicBoolean();
-    /** Completes when Redis has answered every batch sent so far; guarded by {@code this}, as flushes are. */
+    /** Completes when Redis has answered every batch and read sent so far; guarded by {@code this}, as flushes are. */
     private CompletableFuture<Void> sentSoFar = CompletableFuture.completedFuture(null);
+    /**
+     * Completes when the next batch may be sent: at once, except after an in-order read, whose later writes wait
+     * for it to be answered (and then for each other, so that they reach Redis in the order they were queued).
+     * Guarded by {@code this}.
+     */
+    private CompletableFuture<Void> nextBatchMayGo = CompletableFuture.completedFuture(null);
 
     /**
      * @param flushes where batches are sent from: an event loop gathers a turn's writes; {@code Runnable::run}
@@ -71,14 +101,20 @@ final class FollowUpWrites {
     }
 
     /**
-     * Completes once Redis has answered every write added before this call, or once they are lost (a failed batch,
-     * a stopped loop): never exceptionally, as the caller's own command reports a Redis outage better.
+     * Runs {@code command} once Redis has answered every write added before this call (or lost it: a failed batch, a
+     * stopped loop), and sends no write added after this call until the command's reply is in. The result is the
+     * command's own; lost writes never fail it, as the command itself reports a Redis outage better.
      */
-    CompletableFuture<Void> answered() {
-        CompletableFuture<Void> waiter = new CompletableFuture<>();
-        pending.add(new Entry(null, null, 0, null, waiter));
+    <T> CompletableFuture<T> inOrder(Supplier<CompletableFuture<T>> command) {
+        InOrder<T> read = new InOrder<>(command, new CompletableFuture<>());
+        pending.add(new Entry(null, null, 0, null, read));
         scheduleFlush();
-        return waiter;
+        return read.result();
+    }
+
+    /** Completes once Redis has answered every write added before this call: {@link #inOrder} with no command. */
+    CompletableFuture<Void> answered() {
+        return inOrder(() -> CompletableFuture.completedFuture(null));
     }
 
     private void scheduleFlush() {
@@ -88,10 +124,11 @@ final class FollowUpWrites {
         try {
             flushes.execute(this::flush);
         } catch (RejectedExecutionException stopping) {
-            // The event loop is shutting down with the router: what is pending is lost, as an unsent batch would be.
+            // The event loop is shutting down with the router: pending writes are lost, as an unsent batch would be,
+            // and reads run at once, as there is no later write left to keep out of them.
             for (Entry e; (e = pending.poll()) != null; ) {
-                if (e.waiter() != null) {
-                    e.waiter().complete(null);
+                if (e.read() != null) {
+                    e.read().runAfter(CompletableFuture.completedFuture(null));
                 }
             }
             scheduled.set(false);
@@ -100,41 +137,60 @@ final class FollowUpWrites {
 
     private void flush() {
         scheduled.set(false);
-        // One flush at a time: a waiter must see every batch holding a write queued before it, even one that a
-        // flush on another loop thread is still building.
+        // One flush at a time: a read must see every batch holding a write queued before it, even one that a flush
+        // on another loop thread is still building.
         synchronized (this) {
-            RBatch batch = redis.createBatch();
-            Map<String, Map<String, Double>> scores = new HashMap<>();
-            List<CompletableFuture<Void>> waiters = new ArrayList<>(0);
-            int taken = 0;
-            for (Entry e; taken < MAX_PER_BATCH && (e = pending.poll()) != null; ) {
-                if (e.waiter() != null) {
-                    waiters.add(e.waiter());
+            List<Entry> writes = new ArrayList<>();
+            for (Entry e; writes.size() < MAX_PER_BATCH && (e = pending.poll()) != null; ) {
+                if (e.read() == null) {
+                    writes.add(e);
                     continue;
                 }
-                scores.computeIfAbsent(e.replicaId(), r -> new HashMap<>()).put(e.sessionId(), e.expiry());
-                if (e.announced() != null) {
-                    RedisBindingFeed.append(batch, keys, e.sessionId(), e.announced());
-                }
-                taken++;
+                send(writes);
+                writes = new ArrayList<>();
+                CompletableFuture<Void> read = e.read().runAfter(sentSoFar);
+                sentSoFar = read;
+                nextBatchMayGo = read;
             }
-            if (taken > 0) {
-                scores.forEach((replicaId, members) -> batch.<String>getScoredSortedSet(
-                        keys.replicaSessions(replicaId), StringCodec.INSTANCE).addAllAsync(members));
-                CompletableFuture<Void> thisBatch;
-                try {
-                    thisBatch = batch.executeAsync().toCompletableFuture().handle((r, failed) -> null);
-                } catch (RuntimeException clientStopped) {
-                    // The Redis client shut down with the router while this batch waited for its turn.
-                    thisBatch = CompletableFuture.completedFuture(null);
-                }
-                sentSoFar = CompletableFuture.allOf(sentSoFar, thisBatch);
-            }
-            CompletableFuture<Void> upToHere = sentSoFar;
-            waiters.forEach(w -> upToHere.whenComplete((r, failed) -> w.complete(null)));
+            send(writes);
         }
         if (!pending.isEmpty()) {
             scheduleFlush();
+        }
+    }
+
+    /** Sends one batch of writes, now or, after an in-order read, once the read and the batches before are in. */
+    private void send(List<Entry> writes) {
+        if (writes.isEmpty()) {
+            return;
+        }
+        CompletableFuture<Void> thisBatch;
+        if (nextBatchMayGo.isDone()) {
+            thisBatch = execute(writes);
+        } else {
+            thisBatch = nextBatchMayGo.thenCompose(x -> execute(writes));
+            nextBatchMayGo = thisBatch;
+        }
+        sentSoFar = CompletableFuture.allOf(sentSoFar, thisBatch);
+    }
+
+    /** One pipelined batch: the feed's entries, then one ZADD per replica. Completes when answered or lost. */
+    private CompletableFuture<Void> execute(List<Entry> writes) {
+        RBatch batch = redis.createBatch();
+        Map<String, Map<String, Double>> scores = new HashMap<>();
+        for (Entry e : writes) {
+            scores.computeIfAbsent(e.replicaId(), r -> new HashMap<>()).put(e.sessionId(), e.expiry());
+            if (e.announced() != null) {
+                RedisBindingFeed.append(batch, keys, e.sessionId(), e.announced());
+            }
+        }
+        scores.forEach((replicaId, members) -> batch.<String>getScoredSortedSet(
+                keys.replicaSessions(replicaId), StringCodec.INSTANCE).addAllAsync(members));
+        try {
+            return batch.executeAsync().toCompletableFuture().handle((r, failed) -> null);
+        } catch (RuntimeException clientStopped) {
+            // The Redis client shut down with the router while this batch waited for its turn.
+            return CompletableFuture.completedFuture(null);
         }
     }
 }

@@ -139,7 +139,7 @@ public final class RedisSessionStore implements SessionStore {
             String replacedId = replaced.isEmpty() ? "" : Binding.replicaIdOf(replaced);
             CompletableFuture<?> unindex = replacedId.isEmpty() || replacedId.equals(replicaId)
                     ? CompletableFuture.completedFuture(null)
-                    : followUps.answered().thenCompose(x -> index(replacedId).removeAsync(sessionId));
+                    : followUps.inOrder(() -> index(replacedId).removeAsync(sessionId).toCompletableFuture());
             return unindex.thenApply(x -> {
                 indexAndAnnounce(sessionId, replicaId, replica);
                 return held;
@@ -168,8 +168,8 @@ public final class RedisSessionStore implements SessionStore {
                 RELEASE, RScript.ReturnType.LONG, List.of(key), replica, Long.toString(releaseGrace.toMillis()));
         return released.toCompletableFuture()
                 .thenCompose(d -> d != null && d == 1L
-                        ? followUps.answered().thenCompose(x -> index(Binding.replicaIdOf(replica))
-                                .removeAsync(sessionId))
+                        ? followUps.inOrder(() -> index(Binding.replicaIdOf(replica)).removeAsync(sessionId)
+                                .toCompletableFuture())
                         : CompletableFuture.completedFuture(false))
                 .thenApply(x -> null);
     }
@@ -180,7 +180,7 @@ public final class RedisSessionStore implements SessionStore {
             return CompletableFuture.completedFuture(Map.of());
         }
         List<String> ids = new ArrayList<>(replicaIds);
-        return followUps.answered().thenCompose(x -> countAll(ids));
+        return followUps.inOrder(() -> countAll(ids));
     }
 
     private CompletableFuture<Map<String, Long>> countAll(List<String> ids) {
@@ -214,7 +214,7 @@ public final class RedisSessionStore implements SessionStore {
         // means a score above now + idleTtl - window (and above now: not expired). One ZCOUNT per replica, in one
         // pipelined batch.
         List<String> ids = new ArrayList<>(replicaIds);
-        return followUps.answered().thenCompose(x -> countRecent(ids, recentWithinMillis));
+        return followUps.inOrder(() -> countRecent(ids, recentWithinMillis));
     }
 
     private CompletableFuture<Map<String, Long>> countRecent(List<String> ids, long recentWithinMillis) {

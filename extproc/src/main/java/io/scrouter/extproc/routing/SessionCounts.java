@@ -100,9 +100,11 @@ public final class SessionCounts {
                 .thenAccept(counts -> {
                     stored = Map.copyOf(counts.all());
                     storedRecent = Map.copyOf(counts.recent());
-                    // Placements made before the count started are in it (the store counts every binding it made
-                    // before the call); those made while it ran may or may not be. Subtracting only what was
-                    // counted at the start keeps them (at worst counted twice until the next refresh).
+                    // Placements noted before the count started are in it (the store counts every binding it made
+                    // before the call, and none after), so exactly those leave the local tally. A placement whose
+                    // binding was made just before the call but noted here just after it is counted twice until
+                    // the next refresh: the safe direction (a capped replica refuses one session early), and only
+                    // for the microseconds between a binding's reply and its note.
                     localAtStart.forEach((id, n) -> sinceRefresh.computeIfPresent(id, (k, v) -> {
                         v.addAndGet(-n);
                         return v;

@@ -63,7 +63,8 @@ public interface SessionStore {
 
     /**
      * Live (unexpired) sessions bound to each replica, as every router sees them. The count includes every binding
-     * this store made before the call: {@link io.scrouter.extproc.routing.SessionCounts} relies on it.
+     * this store made before the call and, as far as the store can tell, none it made after:
+     * {@link io.scrouter.extproc.routing.SessionCounts} relies on both.
      */
     CompletableFuture<Map<String, Long>> countSessions(Collection<String> replicaIds);
 
