@@ -63,6 +63,12 @@ final class BenchReport {
                         .append(" |\n");
             }
             md.append("\n").append(redisLine(b)).append("\n");
+            for (Target t : List.of(Target.ROUTER_REDIS, Target.ROUTER_EMBEDDED)) {
+                String own = routerLine(b, t);
+                if (!own.isEmpty()) {
+                    md.append(own).append("\n");
+                }
+            }
             String reasons = errorReasons(b);
             if (!reasons.isEmpty()) {
                 md.append(reasons).append("\n");
@@ -78,6 +84,43 @@ final class BenchReport {
             md.append("- ").append(line).append("\n");
         }
         return md.toString();
+    }
+
+    /**
+     * A router target's own account of its rounds, all rounds together: its answers by outcome, and its decision
+     * and find-or-bind times as its histogram buckets bound them. Empty when the target has no such account.
+     */
+    static String routerLine(Block b, Target t) {
+        RouterView all = RouterView.NONE;
+        for (Round r : b.of(t)) {
+            all = all.plus(r.router());
+        }
+        long answers = all.outcomes().values().stream().mapToLong(Long::longValue).sum();
+        if (answers <= 0) {
+            return "";
+        }
+        List<String> outcomes = new ArrayList<>();
+        all.outcomes().forEach((outcome, n) -> {
+            if (n > 0) {
+                outcomes.add(String.format(Locale.ROOT, "%s %.1f%%", outcome, 100.0 * n / answers));
+            }
+        });
+        StringBuilder s = new StringBuilder(String.format(Locale.ROOT, "%s, its own account (`/metrics`, all "
+                + "rounds): %,d decisions, %s; decision time p50 %s, p99 %s", capitalised(t.title()), answers,
+                String.join(", ", outcomes), RouterView.formatAtMost(all.decisions(), 0.5),
+                RouterView.formatAtMost(all.decisions(), 0.99)));
+        if (all.findOrBind().getOrDefault(Double.POSITIVE_INFINITY, 0L) > 0) {
+            s.append(String.format(Locale.ROOT, "; of which its find-or-bind calls to Redis p50 %s, p99 %s",
+                    RouterView.formatAtMost(all.findOrBind(), 0.5), RouterView.formatAtMost(all.findOrBind(), 0.99)));
+        }
+        if (all.outcomes().getOrDefault("fallback", 0L) > 0) {
+            s.append(" (a fallback answer placed its session without the store, which the router wrote back later)");
+        }
+        return s.append('.').toString();
+    }
+
+    private static String capitalised(String s) {
+        return s.isEmpty() ? s : Character.toUpperCase(s.charAt(0)) + s.substring(1);
     }
 
     /** Redis commands per request of the Redis-backed router, median over its rounds, and Redis CPU per request. */

@@ -198,17 +198,29 @@ public final class ProcessBench implements Callable<Integer> {
                 // Rotate the order every round, so that no target always follows the same one.
                 Target t = targets[(round + k) % targets.length];
                 RedisCommandStats before = t == Target.ROUTER_REDIS ? RedisCommandStats.read(servers.redis().port()) : null;
+                RouterView routerBefore = routerView(servers, t, b.routers());
                 double loadAverage = machine.sample();
                 InFlightLoad.Figures f = new InFlightLoad(servers.calls(t, b.routers())).run(sessions, b.inFlight(), millis);
                 RedisCommandStats redis = before == null ? null
                         : RedisCommandStats.read(servers.redis().port()).since(before);
-                b.add(Round.of(t, round, f, redis, loadAverage));
+                RouterView router = routerView(servers, t, b.routers()).since(routerBefore);
+                b.add(Round.of(t, round, f, redis, loadAverage, router));
                 progress.say("%s, round %d/%d, %s: %.0f req/s, p50 %.3f ms, p99 %.3f ms, errors %d (load %.2f)",
                         b.title(), round + 1, o.rounds(), t.title(), f.perSecond(), f.p50Millis(), f.p99Millis(),
                         f.errors(), loadAverage);
                 Thread.sleep(PAUSE_BETWEEN_ROUNDS_MILLIS);
             }
         }
+    }
+
+    /** The routers' own account so far, all of the round's routers together; {@link RouterView#NONE} for the no-op. */
+    private static RouterView routerView(ServerProcesses servers, Target t, int routers)
+            throws java.io.IOException, InterruptedException {
+        RouterView all = RouterView.NONE;
+        for (ServerProcesses.Server s : servers.of(t, routers)) {
+            all = all.plus(RouterView.scrape(s.metricsPort()));
+        }
+        return all;
     }
 
     /**

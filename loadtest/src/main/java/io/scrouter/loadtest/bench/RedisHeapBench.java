@@ -88,14 +88,14 @@ public final class RedisHeapBench implements Callable<Integer> {
         Cores cores = Cores.detect();
         progress.say("%s", cores.describe());
         cores.pinClient();
-        int metricsPort = io.scrouter.testkit.redis.RedisProcess.freePort();
         // Room for every session: at exactly the default size Caffeine may already evict a few.
-        String yaml = String.format(Locale.ROOT, "sessions: {nearCacheMaxSize: %d}%nmetrics: {bindAddress: 127.0.0.1, "
-                + "port: %d}%n", o.sessions() + o.sessions() / 10 + WARM_UP_SESSIONS, metricsPort);
+        String yaml = String.format(Locale.ROOT, "sessions: {nearCacheMaxSize: %d}%n",
+                o.sessions() + o.sessions() / 10 + WARM_UP_SESSIONS);
         Path dir = Files.createTempDirectory("scrouter-heap");
         try (ServerProcesses servers = ServerProcesses.start(dir, cores, List.of(Target.ROUTER_REDIS), 1, JVM, yaml,
                 progress)) {
             ServerProcesses.Server router = servers.of(Target.ROUTER_REDIS, 1).get(0);
+            int metricsPort = router.metricsPort();
             InFlightLoad load = new InFlightLoad(List.of(router.calls()));
             ProcessBench.bind(router, SessionMix.knownSet(WARM_UP_SESSIONS));
             long cachedBefore = nearCacheSize(metricsPort);

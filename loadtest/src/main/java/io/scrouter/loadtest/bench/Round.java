@@ -1,14 +1,16 @@
 package io.scrouter.loadtest.bench;
 
 /**
- * One measured round of one target: its figures, and for the Redis-backed router what Redis executed meanwhile
- * (null for the other targets).
+ * One measured round of one target: its figures, for the Redis-backed router what Redis executed meanwhile (null
+ * for the other targets), and for a router its own account of the round ({@link RouterView#NONE} for the no-op).
  */
 record Round(Target target, int index, double perSecond, double p50Millis, double p99Millis, long answered, long errors,
-             long[] perServer, RedisCommandStats redis, double loadAverage, java.util.Map<String, Long> errorReasons) {
+             long[] perServer, RedisCommandStats redis, double loadAverage, java.util.Map<String, Long> errorReasons,
+             RouterView router) {
 
-    static Round of(Target target, int index, InFlightLoad.Figures f, RedisCommandStats redis, double loadAverage) {
+    static Round of(Target target, int index, InFlightLoad.Figures f, RedisCommandStats redis, double loadAverage,
+                    RouterView router) {
         return new Round(target, index, f.perSecond(), f.p50Millis(), f.p99Millis(), f.answered(), f.errors(),
-                f.perServer(), redis, loadAverage, f.errorReasons());
+                f.perServer(), redis, loadAverage, f.errorReasons(), router);
     }
 }

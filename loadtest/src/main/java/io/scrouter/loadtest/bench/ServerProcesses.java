@@ -42,7 +42,8 @@ final class ServerProcesses implements AutoCloseable {
     private static final Duration START_WITHIN = Duration.ofSeconds(120);
 
     /** One server of a target, and the client's channel to it. */
-    record Server(String name, int port, long pid, ManagedChannel channel, ExtProcClient calls) {
+    /** @param metricsPort the router's Prometheus endpoint on loopback; -1 for the no-op, which has none */
+    record Server(String name, int port, int metricsPort, long pid, ManagedChannel channel, ExtProcClient calls) {
     }
 
     private final Path dir;
@@ -124,14 +125,16 @@ final class ServerProcesses implements AutoCloseable {
 
     private Server startRouter(String name, String yaml) throws Exception {
         int port = RedisProcess.freePort();
-        RouterProcess p = RouterProcess.start(dir, port, "drainPeriod: 0s", yaml + routerYaml, jvm(name));
+        int metricsPort = RedisProcess.freePort();
+        RouterProcess p = RouterProcess.start(dir, port, "drainPeriod: 0s", yaml + routerYaml
+                + "metrics: {bindAddress: 127.0.0.1, port: " + metricsPort + "}\n", jvm(name));
         toClose.add(p);
         if (!p.awaitServing(START_WITHIN)) {
             throw new IOException(name + " did not report SERVING within " + START_WITHIN.toSeconds() + " s; its log: "
                     + p.log());
         }
         cores.pinServer(p.pid());
-        return server(name, port, p.pid());
+        return server(name, port, metricsPort, p.pid());
     }
 
     private Server startNoop(String name) throws Exception {
@@ -154,7 +157,7 @@ final class ServerProcesses implements AutoCloseable {
                     + dir.resolve(name + ".log"));
         }
         cores.pinServer(p.pid());
-        return server(name, port, p.pid());
+        return server(name, port, -1, p.pid());
     }
 
     /** The servers' JVM options, plus a GC log per server. */
@@ -169,11 +172,11 @@ final class ServerProcesses implements AutoCloseable {
         return dir.resolve(name + "-gc.log");
     }
 
-    private Server server(String name, int port, long pid) {
+    private Server server(String name, int port, int metricsPort, long pid) {
         ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", port).usePlaintext().directExecutor()
                 .build();
         toClose.add(channel::shutdownNow);
-        return new Server(name, port, pid, channel, new ExtProcClient(channel, LoadTools.ANSWER_WAIT));
+        return new Server(name, port, metricsPort, pid, channel, new ExtProcClient(channel, LoadTools.ANSWER_WAIT));
     }
 
     private static boolean awaitServing(int port, Process p, Duration within) throws InterruptedException {

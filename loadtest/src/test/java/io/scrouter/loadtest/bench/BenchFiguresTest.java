@@ -30,8 +30,8 @@ class BenchFiguresTest {
         double[] noop = {1000, 2000, 1000};
         double[] router = {900, 1000, 800};
         for (int i = 0; i < 3; i++) {
-            b.add(new Round(Target.NOOP, i, noop[i], 0.1, 1.0, 1, 0, new long[] {1}, null, 0, java.util.Map.of()));
-            b.add(new Round(Target.ROUTER_REDIS, i, router[i], 0.1, 1.0 + i, 1, 0, new long[] {1}, null, 0, java.util.Map.of()));
+            b.add(new Round(Target.NOOP, i, noop[i], 0.1, 1.0, 1, 0, new long[] {1}, null, 0, java.util.Map.of(), RouterView.NONE));
+            b.add(new Round(Target.ROUTER_REDIS, i, router[i], 0.1, 1.0 + i, 1, 0, new long[] {1}, null, 0, java.util.Map.of(), RouterView.NONE));
         }
         Spread tp = b.throughputRatio(Target.ROUTER_REDIS);
         assertThat(tp.median()).isCloseTo(0.8, within(1e-9));
