@@ -114,9 +114,29 @@ final class BenchReport {
                     RouterView.formatAtMost(all.findOrBind(), 0.5), RouterView.formatAtMost(all.findOrBind(), 0.99)));
         }
         if (all.outcomes().getOrDefault("fallback", 0L) > 0) {
-            s.append(" (a fallback answer placed its session without the store, which the router wrote back later)");
+            s.append(" (a fallback answer placed its session by rendezvous, not by the placement policy: through the "
+                    + "store while the router settled after a failed store call, without it while its breaker was "
+                    + "open)");
         }
         return s.append('.').toString();
+    }
+
+    /**
+     * Requests a second whose session the placement policy placed (outcome {@code placed} or {@code placed_degraded}
+     * in the router's own account), per round; null when the rounds have no such account.
+     */
+    static Spread placedByPolicyPerSecond(List<Round> rounds) {
+        List<Double> perSecond = new ArrayList<>();
+        for (Round r : rounds) {
+            long all = r.router().outcomes().values().stream().mapToLong(Long::longValue).sum();
+            if (all <= 0) {
+                return null;
+            }
+            long byPolicy = r.router().outcomes().getOrDefault("placed", 0L)
+                    + r.router().outcomes().getOrDefault("placed_degraded", 0L);
+            perSecond.add(r.perSecond() * byPolicy / all);
+        }
+        return perSecond.isEmpty() ? null : Spread.of(perSecond);
     }
 
     private static String capitalised(String s) {
@@ -220,10 +240,21 @@ final class BenchReport {
                             b.p99(Target.NOOP).median()));
                 } else {
                     double perRouter = rate.median() / b.routers();
-                    out.add(String.format(Locale.ROOT, "New sessions per second per router, %d in flight, %d router(s): "
-                            + "%.0f (target ≥ 5,000: %s; the no-op answers %.0f per server).", b.inFlight(), b.routers(),
-                            perRouter, perRouter >= 5000 ? "met" : "missed",
-                            b.perSecond(Target.NOOP).median() / b.routers()));
+                    Spread byPolicy = placedByPolicyPerSecond(b.of(Target.ROUTER_REDIS));
+                    if (byPolicy == null) {
+                        out.add(String.format(Locale.ROOT, "New sessions per second per router, %d in flight, %d "
+                                + "router(s): %.0f (target ≥ 5,000: %s; the no-op answers %.0f per server).",
+                                b.inFlight(), b.routers(), perRouter, perRouter >= 5000 ? "met" : "missed",
+                                b.perSecond(Target.NOOP).median() / b.routers()));
+                    } else {
+                        double placed = byPolicy.median() / b.routers();
+                        out.add(String.format(Locale.ROOT, "New sessions per second per router, %d in flight, %d "
+                                + "router(s): %.0f answered, of which %.0f placed by the placement policy (target ≥ "
+                                + "5,000 placed so: %s). The rest were placed by rendezvous, which a router falls back "
+                                + "to for `redis.settleAfterOutage` after a store call failed, or while its breaker is "
+                                + "open; the no-op answers %.0f per server.", b.inFlight(), b.routers(), perRouter,
+                                placed, placed >= 5000 ? "met" : "missed", b.perSecond(Target.NOOP).median() / b.routers()));
+                    }
                 }
                 double commands = Spread.of(b.of(Target.ROUTER_REDIS).stream()
                         .filter(r -> r.redis() != null && r.answered() > 0)

@@ -2,9 +2,11 @@ package io.scrouter.loadtest.bench;
 
 import org.junit.jupiter.api.Test;
 
+import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 /**
  * Reading a router's own account of a round from its Prometheus page: the lines are written here as the router's
@@ -73,6 +75,29 @@ class RouterViewTest {
         assertThat(RouterView.formatAtMost(round.findOrBind(), 0.5)).isEqualTo("≤ 0.5 ms");
         assertThat(RouterView.formatAtMost(round.findOrBind(), 0.99)).isEqualTo("≤ 1 ms");
         assertThat(RouterView.formatAtMost(Map.of(), 0.99)).isEqualTo("none");
+    }
+
+    @Test
+    void onlyAnswersThePolicyPlacedCountAsPlacedByIt() {
+        // Round 1: 1,000 req/s, 750 of 1,000 decisions placed (500 placed, 250 placed_degraded), 250 fallback.
+        // Round 2: 2,000 req/s, all placed. Round 3: 4,000 req/s, a tenth placed.
+        List<Round> rounds = List.of(
+                round(0, 1000, Map.of("placed", 500L, "placed_degraded", 250L, "fallback", 250L)),
+                round(1, 2000, Map.of("placed", 10L)),
+                round(2, 4000, Map.of("placed", 1L, "fallback", 9L)));
+
+        Spread placed = BenchReport.placedByPolicyPerSecond(rounds);
+
+        assertThat(placed.median()).isCloseTo(750, within(1e-9));
+        assertThat(placed.min()).isCloseTo(400, within(1e-9));
+        assertThat(placed.max()).isCloseTo(2000, within(1e-9));
+        assertThat(BenchReport.placedByPolicyPerSecond(List.of(round(0, 1000, Map.of()))))
+                .as("rounds without the router's account").isNull();
+    }
+
+    private static Round round(int index, double perSecond, Map<String, Long> outcomes) {
+        return new Round(Target.ROUTER_REDIS, index, perSecond, 0.1, 1.0, 1, 0, new long[] {1}, null, 0, Map.of(),
+                new RouterView(outcomes, Map.of(), Map.of()));
     }
 
     @Test
