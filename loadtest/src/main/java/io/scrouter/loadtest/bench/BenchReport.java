@@ -95,7 +95,7 @@ final class BenchReport {
         for (Round r : b.of(t)) {
             all = all.plus(r.router());
         }
-        long answers = all.outcomes().values().stream().mapToLong(Long::longValue).sum();
+        long answers = all.decisionCount();
         if (answers <= 0) {
             return "";
         }
@@ -128,7 +128,7 @@ final class BenchReport {
     static Spread placedByPolicyPerSecond(List<Round> rounds) {
         List<Double> perSecond = new ArrayList<>();
         for (Round r : rounds) {
-            long all = r.router().outcomes().values().stream().mapToLong(Long::longValue).sum();
+            long all = r.router().decisionCount();
             if (all <= 0) {
                 return null;
             }

@@ -14,8 +14,9 @@ import java.util.regex.Pattern;
 
 /**
  * A router's own account of a round, read from its Prometheus endpoint before and after: its answers by outcome
- * (a FALLBACK answer placed a session without the store, so it says how much of a round's throughput Redis
- * bound), and how long its decisions and its find-or-bind calls took, as the router's histogram buckets count them.
+ * (a {@code fallback} answer was placed by rendezvous, not by the placement policy, so it says how much of a round's
+ * throughput the policy placed), and how long its decisions and its find-or-bind calls took, as the router's
+ * histogram buckets count them.
  * Set beside the client's latencies, it says whether a tail lies in the router's wait for Redis or outside the
  * decision (gRPC, the client, the scheduler).
  *
@@ -78,25 +79,27 @@ record RouterView(Map<String, Long> outcomes, Map<Double, Long> decisions, Map<D
 
     /** What happened between {@code before} and this reading. */
     RouterView since(RouterView before) {
-        return new RouterView(minus(outcomes, before.outcomes), minus(decisions, before.decisions),
-                minus(findOrBind, before.findOrBind));
+        return combined(before, -1);
     }
 
     /** This reading and {@code other}'s together (several routers sharing a round). */
     RouterView plus(RouterView other) {
-        return new RouterView(sum(outcomes, other.outcomes), sum(decisions, other.decisions),
-                sum(findOrBind, other.findOrBind));
+        return combined(other, 1);
     }
 
-    private static <K extends Comparable<K>> Map<K, Long> minus(Map<K, Long> a, Map<K, Long> b) {
-        Map<K, Long> out = new TreeMap<>(a);
-        b.forEach((k, v) -> out.merge(k, -v, Long::sum));
-        return out;
+    /** Every decision the account counts, of any outcome. */
+    long decisionCount() {
+        return outcomes.values().stream().mapToLong(Long::longValue).sum();
     }
 
-    private static <K extends Comparable<K>> Map<K, Long> sum(Map<K, Long> a, Map<K, Long> b) {
+    private RouterView combined(RouterView other, long sign) {
+        return new RouterView(merged(outcomes, other.outcomes, sign), merged(decisions, other.decisions, sign),
+                merged(findOrBind, other.findOrBind, sign));
+    }
+
+    private static <K extends Comparable<K>> Map<K, Long> merged(Map<K, Long> a, Map<K, Long> b, long sign) {
         Map<K, Long> out = new TreeMap<>(a);
-        b.forEach((k, v) -> out.merge(k, v, Long::sum));
+        b.forEach((k, v) -> out.merge(k, sign * v, Long::sum));
         return out;
     }
 
