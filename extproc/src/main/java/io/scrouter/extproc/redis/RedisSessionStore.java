@@ -104,16 +104,37 @@ public final class RedisSessionStore implements SessionStore {
         });
     }
 
+    /**
+     * The returned future is the one the caller puts its deadline on. A reply that comes after the caller stopped
+     * waiting (the deadline completed the future first) is dropped: the caller refused the request or placed it
+     * without the store, and its write-back overwrites what this late script bound. Announced, that binding would
+     * reach the other routers' caches and send the session's later requests elsewhere. (With several event loops
+     * the reply and the deadline can still cross within microseconds; with one, as on a router limited to one CPU,
+     * they run one after the other.)
+     */
     @Override
     public CompletableFuture<Lookup> findOrBind(String sessionId, String replicaIfNew) {
-        return listScript(FIND_OR_BIND, sessionId, replicaIfNew).thenApply(r -> {
-            Binding b = Binding.decode(String.valueOf(r.get(0)));
-            boolean created = r.get(1) instanceof Number n && n.longValue() == 1;
-            if (b.state() == Binding.State.LIVE) {
-                indexAndAnnounce(sessionId, b.replicaId(), created ? b.bound() : null);
+        CompletableFuture<Lookup> answer = new CompletableFuture<>();
+        listScript(FIND_OR_BIND, sessionId, replicaIfNew).whenComplete((r, error) -> {
+            if (error != null) {
+                answer.completeExceptionally(error);
+                return;
             }
-            return new Lookup(b, created);
+            if (answer.isDone()) {
+                return;
+            }
+            try {
+                Binding b = Binding.decode(String.valueOf(r.get(0)));
+                boolean created = r.get(1) instanceof Number n && n.longValue() == 1;
+                if (b.state() == Binding.State.LIVE) {
+                    indexAndAnnounce(sessionId, b.replicaId(), created ? b.bound() : null);
+                }
+                answer.complete(new Lookup(b, created));
+            } catch (RuntimeException e) {
+                answer.completeExceptionally(e);
+            }
         });
+        return answer;
     }
 
     /** The replica's index and, for a new binding ({@code announced} not null), the feed: {@link FollowUpWrites}. */

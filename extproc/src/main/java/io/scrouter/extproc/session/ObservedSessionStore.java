@@ -26,7 +26,10 @@ public final class ObservedSessionStore implements SessionStore {
             observer.completed(operation, System.nanoTime() - start, e);
             return CompletableFuture.failedFuture(e);
         }
-        return f.whenComplete((v, e) -> observer.completed(operation, System.nanoTime() - start, e));
+        // The caller gets the store's own future, not a stage after it: a deadline that completes it first tells the
+        // store the caller stopped waiting (see RedisSessionStore.findOrBind).
+        f.whenComplete((v, e) -> observer.completed(operation, System.nanoTime() - start, e));
+        return f;
     }
 
     @Override
