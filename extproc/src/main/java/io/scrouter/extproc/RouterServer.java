@@ -133,7 +133,7 @@ public final class RouterServer implements AutoCloseable {
     public static RouterServer start(RouterConfig config) throws IOException {
         IoLoops io = IoLoops.perProcessor();
         return new RouterServer(config, io.serverBuilder(new InetSocketAddress(config.server().bindAddress(),
-                config.server().port())), io, DecisionObserver.NONE, SystemTime.shared()).begin();
+                config.server().port())), io, DecisionObserver.NONE, SystemTime.onLoops(io.group())).begin();
     }
 
     /** Starts a router on any transport (tests pass an in-process builder), with its own time source. */

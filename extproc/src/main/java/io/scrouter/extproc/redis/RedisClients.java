@@ -81,6 +81,7 @@ public final class RedisClients {
             config.setPassword(settings.password());
         }
         int timeout = (int) settings.timeout().toMillis();
+        int commandTimeout = eventLoops == null ? timeout : backstopMillis(timeout);
         switch (settings.mode()) {
             case SENTINEL -> {
                 var s = config.useSentinelServers().setMasterName(settings.masterName()).setDatabase(settings.database());
@@ -90,7 +91,7 @@ public final class RedisClients {
                 // over, and a hung one must not stall pool reads, counts and the binding feed until Sentinel
                 // declares it down (down-after-milliseconds, 30 s by default).
                 s.setReadMode(ReadMode.MASTER);
-                tune(s, timeout);
+                tune(s, commandTimeout, timeout);
             }
             case CLUSTER -> {
                 var c = config.useClusterServers();
@@ -98,11 +99,11 @@ public final class RedisClients {
                 // Reads on the masters, as for Sentinel: a replica hung or lagging must not decide what routers see.
                 c.setReadMode(ReadMode.MASTER);
                 c.setScanInterval(CLUSTER_SCAN_MILLIS);
-                tune(c, timeout);
+                tune(c, commandTimeout, timeout);
             }
             case SINGLE -> tune(config.useSingleServer().setAddress(settings.addresses().get(0))
                     .setDatabase(settings.database()).setConnectionMinimumIdleSize(8).setConnectionPoolSize(64),
-                    timeout);
+                    commandTimeout, timeout);
         }
         RedissonClient client = Redisson.create(config);
         try {
@@ -114,8 +115,20 @@ public final class RedisClients {
         return client;
     }
 
-    private static void tune(BaseConfig<?> c, int timeout) {
-        c.setTimeout(timeout);
+    /**
+     * Redisson's own per-command timeout when the router's event loops keep its deadlines: a backstop behind
+     * {@code redis.timeout}. Redisson fires its timeouts on a timer thread of its own, which a stall of the loop
+     * (a GC pause, a backlog) does not hold up; at {@code redis.timeout} it would fail calls whose reply is waiting,
+     * unread, in the socket, and the router would take its own pause for a Redis outage. Every store call the
+     * router waits on carries the loop's deadline ({@code SystemTime.onLoops}); the writes that follow bindings and
+     * the feed's reads, which carry none, wait at most this long on a hung Redis.
+     */
+    static int backstopMillis(int timeout) {
+        return 4 * timeout;
+    }
+
+    private static void tune(BaseConfig<?> c, int commandTimeout, int timeout) {
+        c.setTimeout(commandTimeout);
         c.setConnectTimeout(connectTimeoutMillis(timeout));
         c.setRetryAttempts(0);
         c.setPingConnectionInterval(1000);
