@@ -63,6 +63,10 @@ final class BenchReport {
                         .append(" |\n");
             }
             md.append("\n").append(redisLine(b)).append("\n");
+            String cpu = cpuLine(b);
+            if (!cpu.isEmpty()) {
+                md.append(cpu).append("\n");
+            }
             for (Target t : List.of(Target.ROUTER_REDIS, Target.ROUTER_EMBEDDED)) {
                 String own = routerLine(b, t);
                 if (!own.isEmpty()) {
@@ -84,6 +88,48 @@ final class BenchReport {
             md.append("- ").append(line).append("\n");
         }
         return md.toString();
+    }
+
+    /** The client's core counts as the limit from this busy share up: it then had no time left to send more. */
+    static final double CLIENT_BOUND_SHARE = 0.9;
+
+    /**
+     * What an answer cost each target's server processes in CPU (every thread, the JIT and the collector
+     * included), the routers' as a ratio to the no-op's, and how busy both cores were: where the client's core was
+     * nearly always busy, the client set the throughput and the ratio of throughputs understates the servers'
+     * difference or hides it. Empty when the CPU was not measured.
+     */
+    static String cpuLine(Block b) {
+        List<String> costs = new ArrayList<>();
+        List<String> busy = new ArrayList<>();
+        List<String> clientBound = new ArrayList<>();
+        for (Target t : Target.values()) {
+            Spread cost = b.cpuPerAnswer(t);
+            if (cost == null) {
+                continue;
+            }
+            Spread ratio = t == Target.NOOP ? null : b.cpuRatio(t);
+            costs.add(t.title() + " " + cost.format("%.1f") + " µs"
+                    + (ratio == null ? "" : " (" + ratio.format("%.2f") + "× the no-op's)"));
+            Spread server = b.coreBusy(t, false);
+            Spread client = b.coreBusy(t, true);
+            busy.add(String.format(Locale.ROOT, "%s %.0f%% and %.0f%%", t.title(), 100 * server.median(),
+                    100 * client.median()));
+            if (client.median() >= CLIENT_BOUND_SHARE) {
+                clientBound.add(t.title());
+            }
+        }
+        if (costs.isEmpty()) {
+            return "";
+        }
+        String s = "CPU per answer (the target's server processes, all threads, `/proc/PID/stat`): "
+                + String.join("; ", costs) + ". Cores busy, the servers' and the client's (median over rounds): "
+                + String.join("; ", busy) + ".";
+        if (!clientBound.isEmpty()) {
+            s += " The client's core was at least " + Math.round(100 * CLIENT_BOUND_SHARE) + "% busy for "
+                    + String.join(", ", clientBound) + ": there the client, not the server, set the throughput.";
+        }
+        return s;
     }
 
     /**

@@ -56,6 +56,33 @@ record Block(SessionMix load, int inFlight, int routers, Map<Target, List<Round>
         return Spread.of(r);
     }
 
+    /** CPU of {@code t}'s server processes per answer, in microseconds; null when not measured. */
+    Spread cpuPerAnswer(Target t) {
+        List<Double> v = of(t).stream().map(Round::cpuMicrosPerAnswer).filter(x -> !x.isNaN()).toList();
+        return v.isEmpty() ? null : Spread.of(v);
+    }
+
+    /** CPU per answer of {@code t} over the no-op's, round by round; null when not measured. */
+    Spread cpuRatio(Target t) {
+        List<Round> base = of(Target.NOOP);
+        List<Round> mine = of(t);
+        List<Double> r = new ArrayList<>();
+        for (int i = 0; i < Math.min(base.size(), mine.size()); i++) {
+            double ratio = mine.get(i).cpuMicrosPerAnswer() / base.get(i).cpuMicrosPerAnswer();
+            if (!Double.isNaN(ratio) && !Double.isInfinite(ratio)) {
+                r.add(ratio);
+            }
+        }
+        return r.isEmpty() ? null : Spread.of(r);
+    }
+
+    /** Busy share of the servers' core (or, with {@code client}, the client's) during {@code t}'s rounds. */
+    Spread coreBusy(Target t, boolean client) {
+        List<Double> v = of(t).stream().map(r -> client ? r.cpu().clientCoreBusyShare() : r.cpu().serverCoreBusyShare())
+                .filter(x -> !x.isNaN()).toList();
+        return v.isEmpty() ? null : Spread.of(v);
+    }
+
     long errors(Target t) {
         return of(t).stream().mapToLong(Round::errors).sum();
     }

@@ -200,14 +200,19 @@ public final class ProcessBench implements Callable<Integer> {
                 RedisCommandStats before = t == Target.ROUTER_REDIS ? RedisCommandStats.read(servers.redis().port()) : null;
                 RouterView routerBefore = routerView(servers, t, b.routers());
                 double loadAverage = machine.sample();
+                List<Long> pids = servers.of(t, b.routers()).stream().map(ServerProcesses.Server::pid).toList();
+                CpuTimes cpuBefore = CpuTimes.read(pids);
                 InFlightLoad.Figures f = new InFlightLoad(servers.calls(t, b.routers())).run(sessions, b.inFlight(), millis);
+                CpuTimes cpu = CpuTimes.read(pids).since(cpuBefore);
                 RedisCommandStats redis = before == null ? null
                         : RedisCommandStats.read(servers.redis().port()).since(before);
                 RouterView router = routerView(servers, t, b.routers()).since(routerBefore);
-                b.add(Round.of(t, round, f, redis, loadAverage, router));
-                progress.say("%s, round %d/%d, %s: %.0f req/s, p50 %.3f ms, p99 %.3f ms, errors %d (load %.2f)",
+                b.add(Round.of(t, round, f, redis, loadAverage, router, cpu));
+                progress.say("%s, round %d/%d, %s: %.0f req/s, p50 %.3f ms, p99 %.3f ms, errors %d, CPU %.1f µs "
+                                + "per answer, cores busy: servers' %.0f%%, client's %.0f%% (load %.2f)",
                         b.title(), round + 1, o.rounds(), t.title(), f.perSecond(), f.p50Millis(), f.p99Millis(),
-                        f.errors(), loadAverage);
+                        f.errors(), cpu.microsPerAnswer(f.answered()), 100 * cpu.serverCoreBusyShare(),
+                        100 * cpu.clientCoreBusyShare(), loadAverage);
                 Thread.sleep(PAUSE_BETWEEN_ROUNDS_MILLIS);
             }
         }

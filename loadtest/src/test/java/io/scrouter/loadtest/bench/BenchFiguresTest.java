@@ -30,8 +30,8 @@ class BenchFiguresTest {
         double[] noop = {1000, 2000, 1000};
         double[] router = {900, 1000, 800};
         for (int i = 0; i < 3; i++) {
-            b.add(new Round(Target.NOOP, i, noop[i], 0.1, 1.0, 1, 0, new long[] {1}, null, 0, java.util.Map.of(), RouterView.NONE));
-            b.add(new Round(Target.ROUTER_REDIS, i, router[i], 0.1, 1.0 + i, 1, 0, new long[] {1}, null, 0, java.util.Map.of(), RouterView.NONE));
+            b.add(new Round(Target.NOOP, i, noop[i], 0.1, 1.0, 1, 0, new long[] {1}, null, 0, java.util.Map.of(), RouterView.NONE, CpuTimes.NONE));
+            b.add(new Round(Target.ROUTER_REDIS, i, router[i], 0.1, 1.0 + i, 1, 0, new long[] {1}, null, 0, java.util.Map.of(), RouterView.NONE, CpuTimes.NONE));
         }
         Spread tp = b.throughputRatio(Target.ROUTER_REDIS);
         assertThat(tp.median()).isCloseTo(0.8, within(1e-9));
@@ -115,5 +115,56 @@ class BenchFiguresTest {
         assertThat(pauses).containsExactly(4.321, 12.0, 1.5);
         assertThat(GcPauses.millis("[0.007s][info][gc] Using Serial")).isEmpty();
         assertThat(GcPauses.summary(pauses)).isEqualTo("3 pauses, p50 4.32 ms, p99 12.00 ms, max 12.00 ms");
+    }
+
+    @Test
+    void processCpuIsUserPlusSystemTicksCountedFromTheLastParenthesis() {
+        // A command name may hold spaces and parentheses: fields are counted after the last ')'.
+        String stat = "4380 (java (router) x) S 1 4380 4380 0 -1 4194560 52311 0 12 0 1234 567 0 0 20 0 41 0 "
+                + "3204567 4398046511 60123 18446744073709551615 1 1 0 0 0 0 4 0 16800975 0 0 0 17 0 0 0 0 0 0";
+        assertThat(CpuTimes.processTicks(stat)).isEqualTo(1234 + 567);
+    }
+
+    @Test
+    void coreBusyLeavesOutIdleAndIowait() {
+        String procStat = """
+                cpu  880187 0 135702 5324706 935 0 35264 0 0 0
+                cpu0 100 5 50 800 20 3 7 15 0 0
+                cpu1 10 0 10 70 10 0 0 0 0 0
+                intr 1 2 3
+                """;
+        assertThat(CpuTimes.coreTicks(procStat, 0)).containsExactly(100 + 5 + 50 + 3 + 7 + 15, 1000);
+        assertThat(CpuTimes.coreTicks(procStat, 1)).containsExactly(20, 100);
+    }
+
+    @Test
+    void cpuPerAnswerIsPairedWithTheNoOpsAndAClientBoundRoundIsSaid() {
+        Block b = new Block(SessionMix.KNOWN, 32, 1);
+        // Rounds of 1,000 answers: the no-op spends 1 tick (10 ms) on them, the router 2 and then 3.
+        // Client core 95% busy in the no-op's rounds, 50% in the router's.
+        for (int i = 0; i < 2; i++) {
+            b.add(new Round(Target.NOOP, i, 1000, 0.1, 1.0, 1000, 0, new long[] {1000}, null, 0,
+                    java.util.Map.of(), RouterView.NONE, new CpuTimes(1, 60, 100, 95, 100)));
+            b.add(new Round(Target.ROUTER_REDIS, i, 900, 0.1, 1.0, 1000, 0, new long[] {1000}, null, 0,
+                    java.util.Map.of(), RouterView.NONE, new CpuTimes(2 + i, 80, 100, 50, 100)));
+        }
+        assertThat(b.cpuPerAnswer(Target.NOOP).median()).isCloseTo(10.0, within(1e-9));
+        assertThat(b.cpuRatio(Target.ROUTER_REDIS).min()).isCloseTo(2.0, within(1e-9));
+        assertThat(b.cpuRatio(Target.ROUTER_REDIS).max()).isCloseTo(3.0, within(1e-9));
+        assertThat(b.cpuPerAnswer(Target.ROUTER_EMBEDDED)).isNull();
+        String line = BenchReport.cpuLine(b);
+        assertThat(line).contains("no-op 10.0 [10.0–10.0] µs", "(2.50 [2.00–3.00]× the no-op's)", "no-op 60% and 95%",
+                "router, Redis store 80% and 50%");
+        assertThat(line).containsOnlyOnce("set the throughput").contains("busy for no-op:");
+        assertThat(CpuTimes.NONE.since(CpuTimes.NONE).microsPerAnswer(1000)).isNaN();
+    }
+
+    @Test
+    void theNoOpAnswersWithOneFixedRouteHeader() {
+        var mutation = NoopProcessor.ROUTE.getRequestHeaders().getResponse().getHeaderMutation();
+        assertThat(mutation.getSetHeadersList()).hasSize(1);
+        assertThat(mutation.getSetHeaders(0).getHeader().getKey()).isEqualTo("x-scrouter-upstream");
+        assertThat(mutation.getSetHeaders(0).getHeader().getRawValue().toStringUtf8()).isEqualTo("127.0.0.1:15002");
+        assertThat(NoopProcessor.ROUTE.hasImmediateResponse()).isFalse();
     }
 }

@@ -97,7 +97,7 @@ class RouterViewTest {
 
     private static Round round(int index, double perSecond, Map<String, Long> outcomes) {
         return new Round(Target.ROUTER_REDIS, index, perSecond, 0.1, 1.0, 1, 0, new long[] {1}, null, 0, Map.of(),
-                new RouterView(outcomes, Map.of(), Map.of()));
+                new RouterView(outcomes, Map.of(), Map.of()), CpuTimes.NONE);
     }
 
     @Test

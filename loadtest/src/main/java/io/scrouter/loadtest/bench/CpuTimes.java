@@ -1,0 +1,95 @@
+package io.scrouter.loadtest.bench;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * CPU time as Linux's {@code /proc} counts it: of one target's server processes (every thread: the request path,
+ * the JIT compilers, the collector) and of the servers' and the client's cores. Differenced over a round it says
+ * what an answer cost the servers, whatever the client's own speed, and whether a core was the limit: a client
+ * core near 100% busy means the client, not the server, set the round's throughput.
+ *
+ * <p>Process times are in clock ticks ({@code utime} and {@code stime} of {@code /proc/PID/stat}, proc(5)), which
+ * the kernel reports in {@code USER_HZ}: 100 a second on x86 and arm64. {@link #NONE} where {@code /proc} cannot
+ * be read (not Linux): the report then says the CPU was not measured.
+ */
+record CpuTimes(long processTicks, long serverCoreBusy, long serverCoreAll, long clientCoreBusy, long clientCoreAll) {
+
+    static final CpuTimes NONE = new CpuTimes(-1, -1, -1, -1, -1);
+
+    private static final double MICROS_PER_TICK = 1_000_000.0 / 100;
+
+    /** The processes' CPU so far and both cores' counters now. */
+    static CpuTimes read(List<Long> pids) {
+        try {
+            long ticks = 0;
+            for (long pid : pids) {
+                ticks += processTicks(Files.readString(Path.of("/proc", Long.toString(pid), "stat")));
+            }
+            String stat = Files.readString(Path.of("/proc/stat"));
+            long[] server = coreTicks(stat, Cores.SERVER_CORE);
+            long[] client = coreTicks(stat, Cores.CLIENT_CORE);
+            return new CpuTimes(ticks, server[0], server[1], client[0], client[1]);
+        } catch (IOException | RuntimeException e) {
+            return NONE;
+        }
+    }
+
+    boolean measured() {
+        return processTicks >= 0;
+    }
+
+    CpuTimes since(CpuTimes before) {
+        if (!measured() || !before.measured()) {
+            return NONE;
+        }
+        return new CpuTimes(processTicks - before.processTicks, serverCoreBusy - before.serverCoreBusy,
+                serverCoreAll - before.serverCoreAll, clientCoreBusy - before.clientCoreBusy,
+                clientCoreAll - before.clientCoreAll);
+    }
+
+    /** Microseconds of the processes' CPU per answer; NaN when not measured or nothing was answered. */
+    double microsPerAnswer(long answered) {
+        return measured() && answered > 0 ? processTicks * MICROS_PER_TICK / answered : Double.NaN;
+    }
+
+    double serverCoreBusyShare() {
+        return measured() && serverCoreAll > 0 ? (double) serverCoreBusy / serverCoreAll : Double.NaN;
+    }
+
+    double clientCoreBusyShare() {
+        return measured() && clientCoreAll > 0 ? (double) clientCoreBusy / clientCoreAll : Double.NaN;
+    }
+
+    /**
+     * {@code utime + stime} of one {@code /proc/PID/stat} line. The command name (field 2) is in parentheses and may
+     * hold spaces and parentheses itself, so fields are counted from the last {@code ')'}: state is field 3, utime
+     * field 14, stime field 15.
+     */
+    static long processTicks(String statLine) {
+        String[] f = statLine.substring(statLine.lastIndexOf(')') + 2).trim().split(" +");
+        return Long.parseLong(f[14 - 3]) + Long.parseLong(f[15 - 3]);
+    }
+
+    /**
+     * Busy and all ticks of one core from {@code /proc/stat} ({@code cpuN user nice system idle iowait irq softirq
+     * steal ...}): busy is everything but idle and iowait; guest time is already inside user and nice.
+     */
+    static long[] coreTicks(String procStat, int core) {
+        String prefix = "cpu" + core + " ";
+        for (String line : procStat.split("\n")) {
+            if (line.startsWith(prefix)) {
+                String[] f = line.substring(prefix.length()).trim().split(" +");
+                long all = 0;
+                for (int i = 0; i < Math.min(8, f.length); i++) {
+                    all += Long.parseLong(f[i]);
+                }
+                long idle = Long.parseLong(f[3]) + (f.length > 4 ? Long.parseLong(f[4]) : 0);
+                return new long[] {all - idle, all};
+            }
+        }
+        throw new IllegalArgumentException("no line for cpu" + core + " in /proc/stat");
+    }
+}
