@@ -197,15 +197,30 @@ public final class RedisSessionStore implements SessionStore {
 
     @Override
     public CompletableFuture<Map<String, Long>> countSessions(Collection<String> replicaIds) {
-        if (replicaIds.isEmpty()) {
-            return CompletableFuture.completedFuture(Map.of());
-        }
-        List<String> ids = new ArrayList<>(replicaIds);
-        return followUps.inOrder(() -> countAll(ids));
+        return countLiveAndRecent(replicaIds, idleTtl.toMillis()).thenApply(Counts::live);
     }
 
-    private CompletableFuture<Map<String, Long>> countAll(List<String> ids) {
-        double now = clock.getAsLong();
+    @Override
+    public CompletableFuture<Map<String, Long>> countSessions(Collection<String> replicaIds,
+                                                              long recentWithinMillis) {
+        return countLiveAndRecent(replicaIds, recentWithinMillis).thenApply(Counts::recent);
+    }
+
+    @Override
+    public CompletableFuture<Counts> countLiveAndRecent(Collection<String> replicaIds, long recentWithinMillis) {
+        if (replicaIds.isEmpty()) {
+            return CompletableFuture.completedFuture(new Counts(Map.of(), Map.of()));
+        }
+        List<String> ids = new ArrayList<>(replicaIds);
+        return followUps.inOrder(() -> countBoth(ids, recentWithinMillis));
+    }
+
+    /** Both counts in one pipelined batch: one round trip per poll. */
+    private CompletableFuture<Counts> countBoth(List<String> ids, long recentWithinMillis) {
+        long now = clock.getAsLong();
+        // A member's score is its session's expiry, the last push plus the idle TTL: pushed within the window
+        // means a score above now + idleTtl - window (and above now: not expired).
+        double pushedAfter = Math.max(now, now + idleTtl.toMillis() - recentWithinMillis);
         RBatch batch = redis.createBatch();
         for (String id : ids) {
             RScoredSortedSetAsync<String> set = batch.getScoredSortedSet(keys.replicaSessions(id),
@@ -213,46 +228,17 @@ public final class RedisSessionStore implements SessionStore {
             // Trim expired members as we go, so the index stays as small as the live sessions.
             set.removeRangeByScoreAsync(Double.NEGATIVE_INFINITY, true, now, true);
             set.countAsync(now, false, Double.POSITIVE_INFINITY, true);
+            set.countAsync(pushedAfter, false, Double.POSITIVE_INFINITY, true);
         }
         return batch.executeAsync().toCompletableFuture().thenApply((BatchResult<?> result) -> {
             List<?> responses = result.getResponses();
-            Map<String, Long> counts = new HashMap<>();
+            Map<String, Long> live = new HashMap<>();
+            Map<String, Long> recent = new HashMap<>();
             for (int i = 0; i < ids.size(); i++) {
-                Object count = responses.get(2 * i + 1);
-                counts.put(ids.get(i), count instanceof Number n ? n.longValue() : 0L);
+                live.put(ids.get(i), responses.get(3 * i + 1) instanceof Number n ? n.longValue() : 0L);
+                recent.put(ids.get(i), responses.get(3 * i + 2) instanceof Number n ? n.longValue() : 0L);
             }
-            return counts;
-        });
-    }
-
-    @Override
-    public CompletableFuture<Map<String, Long>> countSessions(Collection<String> replicaIds,
-                                                              long recentWithinMillis) {
-        if (replicaIds.isEmpty()) {
-            return CompletableFuture.completedFuture(Map.of());
-        }
-        // A member's score is its session's expiry, the last push plus the idle TTL: pushed within the window
-        // means a score above now + idleTtl - window (and above now: not expired). One ZCOUNT per replica, in one
-        // pipelined batch.
-        List<String> ids = new ArrayList<>(replicaIds);
-        return followUps.inOrder(() -> countRecent(ids, recentWithinMillis));
-    }
-
-    private CompletableFuture<Map<String, Long>> countRecent(List<String> ids, long recentWithinMillis) {
-        long now = clock.getAsLong();
-        double pushedAfter = Math.max(now, now + idleTtl.toMillis() - recentWithinMillis);
-        RBatch batch = redis.createBatch();
-        for (String id : ids) {
-            batch.getScoredSortedSet(keys.replicaSessions(id), StringCodec.INSTANCE)
-                    .countAsync(pushedAfter, false, Double.POSITIVE_INFINITY, true);
-        }
-        return batch.executeAsync().toCompletableFuture().thenApply((BatchResult<?> result) -> {
-            List<?> responses = result.getResponses();
-            Map<String, Long> counts = new HashMap<>();
-            for (int i = 0; i < ids.size(); i++) {
-                counts.put(ids.get(i), responses.get(i) instanceof Number n ? n.longValue() : 0L);
-            }
-            return counts;
+            return new Counts(live, recent);
         });
     }
 

@@ -92,13 +92,10 @@ public final class SessionCounts {
     /** Re-reads the counts; on failure keeps the old ones (with local placements still added). */
     public CompletableFuture<Void> refresh(Collection<String> replicaIds, long timeoutMillis) {
         Map<String, Long> localAtStart = snapshotLocal();
-        record Figures(Map<String, Long> all, Map<String, Long> recent) {
-        }
-        return store.countSessions(replicaIds)
-                .thenCombine(store.countSessions(replicaIds, recentWindowMillis), Figures::new)
+        return store.countLiveAndRecent(replicaIds, recentWindowMillis)
                 .orTimeout(timeoutMillis, TimeUnit.MILLISECONDS)
                 .thenAccept(counts -> {
-                    stored = Map.copyOf(counts.all());
+                    stored = Map.copyOf(counts.live());
                     storedRecent = Map.copyOf(counts.recent());
                     // Placements noted before the count started are in it (the store counts every binding it made
                     // before the call, and none after), so exactly those leave the local tally. A placement whose
@@ -109,7 +106,7 @@ public final class SessionCounts {
                         v.addAndGet(-n);
                         return v;
                     }));
-                    sinceRefresh.keySet().retainAll(counts.all().keySet());
+                    sinceRefresh.keySet().retainAll(counts.live().keySet());
                 })
                 .exceptionally(e -> null);
     }

@@ -95,37 +95,54 @@ public final class InMemorySessionStore implements SessionStore {
 
     @Override
     public CompletableFuture<Map<String, Long>> countSessions(Collection<String> replicaIds) {
-        long now = clock.getAsLong();
-        Map<String, Long> counts = new HashMap<>();
-        for (String id : replicaIds) {
-            counts.put(id, 0L);
-        }
-        sessions.entrySet().removeIf(e -> e.getValue().expiresAtMillis() <= now);
-        for (Entry e : sessions.values()) {
-            if (e.binding().state() == Binding.State.LIVE) {
-                counts.computeIfPresent(e.binding().replicaId(), (k, v) -> v + 1);
-            }
-        }
-        return CompletableFuture.completedFuture(counts);
+        return CompletableFuture.completedFuture(count(replicaIds, 0).live());
     }
 
     @Override
     public CompletableFuture<Map<String, Long>> countSessions(Collection<String> replicaIds,
                                                               long recentWithinMillis) {
+        return CompletableFuture.completedFuture(count(replicaIds, recentWithinMillis).recent());
+    }
+
+    @Override
+    public CompletableFuture<Counts> countLiveAndRecent(Collection<String> replicaIds, long recentWithinMillis) {
+        return CompletableFuture.completedFuture(count(replicaIds, recentWithinMillis));
+    }
+
+    /**
+     * Both counts and the sweep of expired bindings in one pass over every binding: the pool polls every second,
+     * and an embedded store can hold a million sessions.
+     */
+    private Counts count(Collection<String> replicaIds, long recentWithinMillis) {
         // A live entry expires one idle TTL after its last push, so it was pushed within the window exactly when
         // it expires later than now + idleTtl - window (and it must not have expired): the Redis index's test.
         long now = clock.getAsLong();
         long pushedAfter = Math.max(now, now + idleTtlMillis - recentWithinMillis);
-        Map<String, Long> counts = new HashMap<>();
+        Map<String, long[]> tally = new HashMap<>();
         for (String id : replicaIds) {
-            counts.put(id, 0L);
+            tally.put(id, new long[2]);
         }
-        for (Entry e : sessions.values()) {
-            if (e.binding().state() == Binding.State.LIVE && e.expiresAtMillis() > pushedAfter) {
-                counts.computeIfPresent(e.binding().replicaId(), (k, v) -> v + 1);
+        sessions.forEach((id, e) -> {
+            if (e.expiresAtMillis() <= now) {
+                // Only this entry: a binding made since the read replaced it and stays.
+                sessions.remove(id, e);
+            } else if (e.binding().state() == Binding.State.LIVE) {
+                long[] t = tally.get(e.binding().replicaId());
+                if (t != null) {
+                    t[0]++;
+                    if (e.expiresAtMillis() > pushedAfter) {
+                        t[1]++;
+                    }
+                }
             }
-        }
-        return CompletableFuture.completedFuture(counts);
+        });
+        Map<String, Long> live = new HashMap<>();
+        Map<String, Long> recent = new HashMap<>();
+        tally.forEach((id, t) -> {
+            live.put(id, t[0]);
+            recent.put(id, t[1]);
+        });
+        return new Counts(live, recent);
     }
 
     @Override

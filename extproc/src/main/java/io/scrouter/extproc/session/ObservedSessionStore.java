@@ -74,6 +74,11 @@ public final class ObservedSessionStore implements SessionStore {
     }
 
     @Override
+    public CompletableFuture<Counts> countLiveAndRecent(Collection<String> replicaIds, long recentWithinMillis) {
+        return timed("count", () -> delegate.countLiveAndRecent(replicaIds, recentWithinMillis));
+    }
+
+    @Override
     public CompletableFuture<Long> evictReplica(String replicaId) {
         return timed("evict", () -> delegate.evictReplica(replicaId));
     }

@@ -80,6 +80,18 @@ public interface SessionStore {
         return countSessions(replicaIds);
     }
 
+    /** Both counts of one poll: every live session per replica, and the recent ones among them. */
+    record Counts(Map<String, Long> live, Map<String, Long> recent) {
+    }
+
+    /**
+     * {@link #countSessions(Collection)} and {@link #countSessions(Collection, long)} in one call, as the pool's
+     * poll needs them: a store that can answer both in one pass over its bindings, or in one round trip, does.
+     */
+    default CompletableFuture<Counts> countLiveAndRecent(Collection<String> replicaIds, long recentWithinMillis) {
+        return countSessions(replicaIds).thenCombine(countSessions(replicaIds, recentWithinMillis), Counts::new);
+    }
+
     /**
      * Marks every session bound to a replica's driver that is gone (the replica left the pool, or its identity
      * changed) as lost, kept for the configured lost-TTL so those sessions get a clear error, and takes them

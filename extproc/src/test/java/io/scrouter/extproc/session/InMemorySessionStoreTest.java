@@ -119,6 +119,20 @@ class InMemorySessionStoreTest extends SessionStoreContract {
     }
 
     @Test
+    void thePollsCountSweepsExpiredBindingsOfEveryReplica() throws Exception {
+        bind(S1, "a");
+        bind(S2, "b");
+        clock.addAndGet(IDLE.toMillis() / 2);
+        bind(S3, "a");
+
+        clock.addAndGet(IDLE.toMillis() / 2);
+        SessionStore.Counts counts = await(store.countLiveAndRecent(java.util.List.of("a"), IDLE.toMillis()));
+
+        assertThat(counts.live()).isEqualTo(Map.of("a", 1L));
+        assertThat(memory.size()).as("S2, on a replica not asked about, expired too").isEqualTo(1);
+    }
+
+    @Test
     void countsOnlyTheReplicasAskedFor() throws Exception {
         bind(S1, "a");
         bind(S2, "b");

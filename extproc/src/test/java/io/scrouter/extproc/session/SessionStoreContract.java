@@ -31,6 +31,7 @@ abstract class SessionStoreContract {
     static final String S1 = "00000000-0000-0000-0000-000000000001";
     static final String S2 = "00000000-0000-0000-0000-000000000002";
     static final String S3 = "00000000-0000-0000-0000-000000000003";
+    static final String S4 = "00000000-0000-0000-0000-000000000004";
 
     protected final AtomicLong clock = new AtomicLong(1_700_000_000_000L);
     protected SessionStore store;
@@ -249,6 +250,29 @@ abstract class SessionStoreContract {
         clock.addAndGet(IDLE.toMillis() + 1);
 
         assertThat(recent(IDLE.toMillis() * 10, "a")).isEqualTo(Map.of("a", 0L));
+    }
+
+    @Test
+    void bothCountsOfOnePollAgreeWithEachCountAlone() throws Exception {
+        bind(S1, "a");
+        bind(S2, "a");
+        bind(S3, "b");
+        bind(S4, "b");
+        await(store.release(S4, "b"));
+        clock.addAndGet(40_000);
+        assertThat(await(store.touch(S2, "a"))).isTrue();
+        clock.addAndGet(10_000);
+
+        // Live: S1 and S2 on a, S3 on b (S4 released). Pushed within 30 s: only S2 (10 s ago; the others 50 s).
+        SessionStore.Counts counts = await(store.countLiveAndRecent(List.of("a", "b", "c"), 30_000));
+        assertThat(counts.live()).isEqualTo(Map.of("a", 2L, "b", 1L, "c", 0L));
+        assertThat(counts.recent()).isEqualTo(Map.of("a", 1L, "b", 0L, "c", 0L));
+
+        // S1 and S3 expire (idle TTL 60 s after their push 50 s ago); S2 stays, still recent for a 30 s window.
+        clock.addAndGet(IDLE.toMillis() - 50_000);
+        counts = await(store.countLiveAndRecent(List.of("a", "b"), 30_000));
+        assertThat(counts.live()).isEqualTo(Map.of("a", 1L, "b", 0L));
+        assertThat(counts.recent()).isEqualTo(Map.of("a", 1L, "b", 0L));
     }
 
     @Test
