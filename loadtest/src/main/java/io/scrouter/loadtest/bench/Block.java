@@ -78,7 +78,8 @@ record Block(SessionMix load, int inFlight, int routers, Map<Target, List<Round>
 
     /** Busy share of the servers' core (or, with {@code client}, the client's) during {@code t}'s rounds. */
     Spread coreBusy(Target t, boolean client) {
-        List<Double> v = of(t).stream().map(r -> client ? r.cpu().clientCoreBusyShare() : r.cpu().serverCoreBusyShare())
+        List<Double> v = of(t).stream()
+                .map(r -> client ? r.cpu().clientCoreBusyShare() : r.cpu().serverCoreBusyShare())
                 .filter(x -> !x.isNaN()).toList();
         return v.isEmpty() ? null : Spread.of(v);
     }

@@ -19,7 +19,10 @@ record CpuTimes(long processTicks, long serverCoreBusy, long serverCoreAll, long
 
     static final CpuTimes NONE = new CpuTimes(-1, -1, -1, -1, -1);
 
-    private static final double MICROS_PER_TICK = 1_000_000.0 / 100;
+    /** {@code USER_HZ}: the unit of {@code /proc/PID/stat} times. */
+    static final double TICKS_PER_SECOND = 100;
+
+    private static final double MICROS_PER_TICK = 1_000_000.0 / TICKS_PER_SECOND;
 
     /** The processes' CPU so far and both cores' counters now. */
     static CpuTimes read(List<Long> pids) {

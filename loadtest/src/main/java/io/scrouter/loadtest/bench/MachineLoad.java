@@ -56,7 +56,6 @@ final class MachineLoad {
         Thread.sleep(millis);
         Map<Long, long[]> after = cpuTicks();
         long self = ProcessHandle.current().pid();
-        double ticksPerSecond = 100; // USER_HZ; Linux reports /proc/<pid>/stat times in it
         List<Map.Entry<String, Double>> used = new ArrayList<>();
         Map<Long, String> names = names(after.keySet());
         for (Map.Entry<Long, long[]> e : after.entrySet()) {
@@ -64,7 +63,7 @@ final class MachineLoad {
             if (b == null || e.getKey() == self || ours.contains(e.getKey())) {
                 continue;
             }
-            double pct = (e.getValue()[0] - b[0]) / ticksPerSecond / (millis / 1000.0) * 100;
+            double pct = (e.getValue()[0] - b[0]) / CpuTimes.TICKS_PER_SECOND / (millis / 1000.0) * 100;
             if (pct >= 1) {
                 used.add(Map.entry(names.getOrDefault(e.getKey(), "?"), pct));
             }
@@ -79,11 +78,8 @@ final class MachineLoad {
         try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
             procs.filter(p -> p.getFileName().toString().chars().allMatch(Character::isDigit)).forEach(p -> {
                 try {
-                    String stat = Files.readString(p.resolve("stat"));
-                    // Fields after the command name, which is in parentheses and may contain spaces.
-                    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
                     out.put(Long.parseLong(p.getFileName().toString()),
-                            new long[] {Long.parseLong(f[11]) + Long.parseLong(f[12])});
+                            new long[] {CpuTimes.processTicks(Files.readString(p.resolve("stat")))});
                 } catch (IOException | RuntimeException gone) {
                     // The process ended between listing and reading.
                 }
