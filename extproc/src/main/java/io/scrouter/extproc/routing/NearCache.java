@@ -102,8 +102,13 @@ public final class NearCache {
         if (!SessionIds.isValid(sessionId)) {
             return;
         }
-        Binding binding = Binding.to(replica);
         String session = SessionIds.canonical(sessionId);
+        if (peek(session) != null) {
+            // Held already: most often this router's own announcement coming back. Looked at quietly, as the
+            // admin view does: hearing of a session is not using it, and must not push back its idle expiry.
+            return;
+        }
+        Binding binding = Binding.to(replica);
         if (pool.snapshot().get(binding.replicaId()) == null) {
             synchronized (bindingsToUnknownReplicas) {
                 bindingsToUnknownReplicas.put(session, binding);

@@ -270,6 +270,24 @@ class SessionRouterTest {
     }
 
     @Test
+    void anotherRoutersAnnouncementOfAHeldSessionNeitherReplacesItNorKeepsItAlive() {
+        Routing routing = routing();
+        String session = newSession();
+        Replica placed = ((Decision.Route) decide(routing, session)).replica();
+        Replica other = pool.snapshot().all().stream().filter(r -> !r.equals(placed)).findFirst().orElseThrow();
+
+        // Most often this router's own announcement coming back on the feed; hearing of it is not using it.
+        Duration idle = Duration.ofMillis(SETTINGS.idleTtlMillis());
+        time.advance(idle.minusMinutes(1));
+        routing.nearCache().learnPeerBinding(session, other.boundAs());
+        assertThat(routing.nearCache().binding(session)).contains(Binding.to(placed.boundAs()));
+
+        time.advance(Duration.ofMinutes(2));
+        assertThat(routing.nearCache().binding(session)).as("forgotten an idle TTL after its last request")
+                .isEmpty();
+    }
+
+    @Test
     void aCleanUpCallForAnUnknownSessionNeverBindsIt() {
         Routing routing = routing();
         String session = newSession();
