@@ -1,11 +1,12 @@
 package io.scrouter.extproc.redis;
 
 import org.redisson.api.RBatch;
+import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
 
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -23,8 +24,12 @@ import java.util.function.Supplier;
  * held a router to about half the new sessions per second it placed without them ({@code loadtest/README.md}, "Changes
  * made from the profile").
  *
- * <p>The feed's wire format is unchanged (one PUBLISH and one XADD per announcement), so routers of an earlier
- * release read it during a rollout. A lost batch only delays counts until each session's next idle-timer push, or
+ * <p>Where every key lives on one server (single and Sentinel modes) a batch is one call of the {@code FOLLOW_UP}
+ * script ({@link SessionScripts}) rather than a pipeline of its commands: Redisson's per-command work (a promise, a
+ * pooled connection taken and given back, a reply decoded) was about a fifth of a new session's CPU in the router, and a
+ * script call costs it once per batch. A Redis Cluster spreads the indexes and the feed over slots that one script may
+ * not span, so there the batch stays a pipeline. Either way the feed's wire format is unchanged (one PUBLISH and one
+ * XADD per announcement), so routers of an earlier release read it during a rollout. A lost batch only delays counts until each session's next idle-timer push, or
  * leaves the other routers to read the bindings from the store.
  *
  * <p>Whoever reads or trims an index does it {@link #inOrder in order} with these writes: it sees every write queued
@@ -70,6 +75,8 @@ final class FollowUpWrites {
     private final RedissonClient redis;
     private final RedisKeys keys;
     private final Executor flushes;
+    /** True where one script may touch every key (not a Redis Cluster): each batch is one {@code FOLLOW_UP} call. */
+    private final boolean oneScript;
     private final ConcurrentLinkedQueue<Entry> pending = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean scheduled = new AtomicBoolean();
     /** Completes when Redis has answered every batch and read sent so far; guarded by {@code this}, as flushes are. */
@@ -89,6 +96,7 @@ final class FollowUpWrites {
         this.redis = redis;
         this.keys = keys;
         this.flushes = flushes;
+        this.oneScript = !redis.getConfig().isClusterConfig();
     }
 
     /**
@@ -174,23 +182,62 @@ final class FollowUpWrites {
         sentSoFar = CompletableFuture.allOf(sentSoFar, thisBatch);
     }
 
-    /** One pipelined batch: the feed's entries, then one ZADD per replica. Completes when answered or lost. */
+    /** One batch: the replicas' index writes (one ZADD per replica), then the feed's entries. Completes when answered or lost. */
     private CompletableFuture<Void> execute(List<Entry> writes) {
-        RBatch batch = redis.createBatch();
-        Map<String, Map<String, Double>> scores = new HashMap<>();
+        Map<String, Map<String, Double>> scores = new LinkedHashMap<>();
+        List<Entry> announced = new ArrayList<>();
         for (Entry e : writes) {
-            scores.computeIfAbsent(e.replicaId(), r -> new HashMap<>()).put(e.sessionId(), e.expiry());
+            scores.computeIfAbsent(e.replicaId(), r -> new LinkedHashMap<>()).put(e.sessionId(), e.expiry());
             if (e.announced() != null) {
-                RedisBindingFeed.append(batch, keys, e.sessionId(), e.announced());
+                announced.add(e);
             }
         }
-        scores.forEach((replicaId, members) -> batch.<String>getScoredSortedSet(
-                keys.replicaSessions(replicaId), StringCodec.INSTANCE).addAllAsync(members));
         try {
-            return batch.executeAsync().toCompletableFuture().handle((r, failed) -> null);
+            CompletableFuture<?> sent = oneScript ? script(scores, announced) : pipeline(scores, announced);
+            return sent.handle((r, failed) -> null);
         } catch (RuntimeException clientStopped) {
             // The Redis client shut down with the router while this batch waited for its turn.
             return CompletableFuture.completedFuture(null);
         }
+    }
+
+    /** The batch as one call of {@code FOLLOW_UP}: keys and arguments laid out as the script reads them. */
+    private CompletableFuture<?> script(Map<String, Map<String, Double>> scores, List<Entry> announced) {
+        List<Object> scriptKeys = new ArrayList<>(1 + scores.size());
+        scriptKeys.add(keys.bindingFeed());
+        List<Object> args = new ArrayList<>(3 + scores.size() + 2 * (scores.size() + announced.size()) + announced.size());
+        args.add(keys.bindingChannel());
+        args.add(Integer.toString(RedisBindingFeed.RETAINED));
+        args.add(RedisBindingFeed.FIELD);
+        scores.forEach((replicaId, members) -> {
+            scriptKeys.add(keys.replicaSessions(replicaId));
+            args.add(Integer.toString(members.size()));
+            members.forEach((sessionId, expiry) -> {
+                args.add(score(expiry));
+                args.add(sessionId);
+            });
+        });
+        for (Entry e : announced) {
+            args.add(RedisBindingFeed.message(e.sessionId(), e.announced()));
+        }
+        return redis.getScript(StringCodec.INSTANCE).evalAsync(keys.bindingFeed(), RScript.Mode.READ_WRITE,
+                SessionScripts.FOLLOW_UP, RScript.ReturnType.LONG, scriptKeys, args.toArray()).toCompletableFuture();
+    }
+
+    /** The batch as a pipeline of its commands, for a Redis Cluster. */
+    private CompletableFuture<?> pipeline(Map<String, Map<String, Double>> scores, List<Entry> announced) {
+        RBatch batch = redis.createBatch();
+        for (Entry e : announced) {
+            RedisBindingFeed.append(batch, keys, e.sessionId(), e.announced());
+        }
+        scores.forEach((replicaId, members) -> batch.<String>getScoredSortedSet(
+                keys.replicaSessions(replicaId), StringCodec.INSTANCE).addAllAsync(members));
+        return batch.executeAsync().toCompletableFuture();
+    }
+
+    /** A score as ZADD reads it: whole milliseconds without a decimal point, anything else as Java prints it. */
+    private static String score(double expiry) {
+        return expiry == Math.rint(expiry) && Math.abs(expiry) < 1e15 ? Long.toString((long) expiry)
+                : Double.toString(expiry);
     }
 }

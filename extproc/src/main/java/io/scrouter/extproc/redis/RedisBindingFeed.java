@@ -30,7 +30,7 @@ import java.util.function.BiConsumer;
 public final class RedisBindingFeed implements BindingFeed {
 
     /** Entries kept in the stream (approximately): enough for every session started in a long outage. */
-    private static final int RETAINED = 200_000;
+    static final int RETAINED = 200_000;
     /**
      * Entries per read at most: a reply of about 60 KB, decoded in a few milliseconds. Every read must finish
      * within the Redis deadline ({@code redis.timeout}, 50 ms by default), and one read holds the event loop that
@@ -44,7 +44,7 @@ public final class RedisBindingFeed implements BindingFeed {
     static final int MIN_READ_BATCH = 50;
     /** Reads back to back in one catch-up at most (100,000 entries); the next poll goes on from there. */
     static final int MAX_READS_PER_CATCH_UP = 100;
-    private static final String FIELD = "b";
+    static final String FIELD = "b";
 
     private final RedissonClient redis;
     private final RedisKeys keys;
@@ -60,9 +60,14 @@ public final class RedisBindingFeed implements BindingFeed {
         this.keys = keys;
     }
 
+    /** One announcement as the channel and the stream carry it: {@code <session> <replica>}. */
+    static String message(String sessionId, String replica) {
+        return sessionId + " " + replica;
+    }
+
     /** Adds the announcement of a new binding to {@code batch}: the store sends it with the binding's index write. */
     static void append(RBatch batch, RedisKeys keys, String sessionId, String replica) {
-        String message = sessionId + " " + replica;
+        String message = message(sessionId, replica);
         batch.getTopic(keys.bindingChannel(), StringCodec.INSTANCE).publishAsync(message);
         batch.<String, String>getStream(keys.bindingFeed(), StringCodec.INSTANCE).addAsync(
                 StreamAddArgs.entry(FIELD, message).trimNonStrict().maxLen(RETAINED).noLimit());

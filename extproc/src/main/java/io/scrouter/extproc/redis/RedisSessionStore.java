@@ -300,7 +300,7 @@ public final class RedisSessionStore implements SessionStore {
     public CompletableFuture<Void> prepare() {
         RScript scripts = redis.getScript(StringCodec.INSTANCE);
         List<CompletableFuture<String>> loads = new ArrayList<>();
-        for (String script : List.of(FIND, FIND_OR_BIND, CLAIM, TOUCH, MARK_LOST, RELEASE)) {
+        for (String script : List.of(FIND, FIND_OR_BIND, CLAIM, TOUCH, MARK_LOST, RELEASE, SessionScripts.FOLLOW_UP)) {
             loads.add(scripts.scriptLoadAsync(script).toCompletableFuture());
         }
         return CompletableFuture.allOf(loads.toArray(new CompletableFuture[0]));

@@ -66,6 +66,24 @@ public final class SessionScripts {
             end
             return 0""";
 
+    // The writes that follow bindings, a batch of them in one call (FollowUpWrites): KEYS[1] is the feed's stream and
+    // KEYS[2..] the replicas' indexes; ARGV[1] is the feed's channel, ARGV[2] the entries the stream keeps
+    // (approximately) and ARGV[3] the stream entry's field; then, for each index in KEYS order, its number of members followed by that many score and
+    // member pairs; the rest are announcements, each published and appended as one message, as RedisBindingFeed
+    // reads it. Runs only where every key lives on one server (single and Sentinel modes).
+    static final String FOLLOW_UP = """
+            local a = 4
+            for k = 2, #KEYS do
+              local n = tonumber(ARGV[a])
+              redis.call('ZADD', KEYS[k], unpack(ARGV, a + 1, a + 2 * n))
+              a = a + 1 + 2 * n
+            end
+            for i = a, #ARGV do
+              redis.call('PUBLISH', ARGV[1], ARGV[i])
+              redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', ARGV[3], ARGV[i])
+            end
+            return 0""";
+
     // Compare-and-mark: a session still bound to the departed driver (or, for an old binding that names no
     // driver, to its plain id) becomes a tombstone.
     static final String MARK_LOST = """

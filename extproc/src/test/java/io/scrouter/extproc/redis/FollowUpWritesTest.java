@@ -12,6 +12,8 @@ import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.api.redisnode.RedisNode;
 import org.redisson.api.redisnode.RedisNodes;
+import org.redisson.api.stream.StreamMessageId;
+import org.redisson.client.codec.StringCodec;
 import org.redisson.config.Config;
 
 import java.io.IOException;
@@ -19,7 +21,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -87,6 +91,46 @@ class FollowUpWritesTest {
         assertThat(redis.command("XLEN", KEYS.bindingFeed())).as("one feed entry per new binding").isEqualTo(":2");
         assertThat(calls("zadd")).as("one ZADD per replica, not per session").isEqualTo(2);
         assertThat(loop).as("nothing left to flush").isEmpty();
+    }
+
+    @Test
+    void aBatchIsOneScriptCallAndOtherRoutersReadItsAnnouncementsFromTheChannelAndFromTheStream() throws Exception {
+        Config c = new Config();
+        c.useSingleServer().setAddress(redis.address());
+        RedissonClient otherRouter = Redisson.create(c);
+        try {
+            Queue<String> live = new ConcurrentLinkedQueue<>();
+            new RedisBindingFeed(otherRouter, KEYS).catchUp((session, replica) -> live.add(session + " -> " + replica));
+            Await.untilChecked("the other router subscribed", BATCH,
+                    () -> client.getTopic(KEYS.bindingChannel()).countSubscribers() == 1);
+            FollowUpWrites writes = new FollowUpWrites(client, KEYS, loop::add);
+            // Loaded as a router's store loads its scripts at start, so that a call is one EVALSHA.
+            client.getScript(StringCodec.INSTANCE).scriptLoad(SessionScripts.FOLLOW_UP);
+
+            // Counted from here: subscribing and counting subscribers cost commands of their own.
+            long scriptsBefore = calls("eval") + calls("evalsha");
+            writes.add("s1", "a", 1000, "a@d1");
+            writes.add("s2", "a", 2000, null);
+            writes.add("s3", "b", 3000, "b@d2");
+            turnLoop();
+
+            // No catch-up since the subscription: these came on the channel.
+            Await.untilChecked("both announcements heard on the channel", BATCH, () -> live.size() == 2);
+            assertThat(live).containsExactly("s1 -> a@d1", "s3 -> b@d2");
+            assertThat(client.<String, String>getStream(KEYS.bindingFeed(), StringCodec.INSTANCE)
+                    .range(StreamMessageId.MIN, StreamMessageId.MAX).values())
+                    .as("the stream holds one entry per announcement, in the field routers read")
+                    .containsExactly(Map.of("b", "s1 a@d1"), Map.of("b", "s3 b@d2"));
+            // A router that starts now has missed the channel: it reads the same two from the stream.
+            Queue<String> late = new ConcurrentLinkedQueue<>();
+            new RedisBindingFeed(otherRouter, KEYS).catchUp((session, replica) -> late.add(session + " -> " + replica));
+            Await.untilChecked("both announcements read from the stream", BATCH, () -> late.size() >= 2);
+            assertThat(late).startsWith("s1 -> a@d1", "s3 -> b@d2");
+            assertThat(calls("eval") + calls("evalsha") - scriptsBefore).as("one script call for the batch").isEqualTo(1);
+            assertThat(calls("publish") + calls("xadd")).as("run inside that call").isEqualTo(4);
+        } finally {
+            otherRouter.shutdown();
+        }
     }
 
     @Test
