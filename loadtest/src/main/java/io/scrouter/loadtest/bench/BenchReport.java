@@ -16,11 +16,19 @@ final class BenchReport {
     /** Everything the report states besides the rounds. */
     record Context(String command, String startedUtc, String machine, String pinning, String jvm, String loadAverage,
                    List<String> othersBefore, List<String> othersAfter, String note, int seconds, int warmupSeconds,
-                   int rounds,
+                   int leadInSeconds, int rounds,
                    int known, double idleRedisCommandsPerSecond, String idleRedisCommands, List<String> gcPauses) {
     }
 
     private BenchReport() {
+    }
+
+    /** How each round starts, in the words of the report's method line. */
+    static String leadIn(int seconds) {
+        return seconds == 0 ? ", each measured from its first request"
+                : String.format(Locale.ROOT, ", each measured after a lead-in of %d s of the same load that is not "
+                        + "measured (a server idle while the others ran recompiles its request path in its first "
+                        + "seconds); a router's own account covers the lead-in too", seconds);
     }
 
     static String render(Context c, List<Block> blocks) {
@@ -40,11 +48,12 @@ final class BenchReport {
             md.append("Note: ").append(c.note()).append("  \n");
         }
         md.append(String.format(Locale.ROOT, "%nEach block: one warm-up round of %d s per target (discarded), then %d rounds of "
-                + "%d s per target, interleaved (the order rotates every round). Known sessions: %,d bound on every "
+                + "%d s per target, interleaved (the order rotates every round)%s. Known sessions: %,d bound on every "
                 + "router before the first block. One `Process` stream per request; streams spread over the routers "
                 + "as Envoy's least-request (two random choices) spreads them. Latency: headers sent to answer "
                 + "received, HdrHistogram. Ratios pair each router round with the no-op round of the same index; "
-                + "figures are `median [min–max]` over rounds.%n", c.warmupSeconds(), c.rounds(), c.seconds(), c.known()));
+                + "figures are `median [min–max]` over rounds.%n", c.warmupSeconds(), c.rounds(), c.seconds(),
+                leadIn(c.leadInSeconds()), c.known()));
         md.append(String.format(Locale.ROOT, "%nRedis background while idle (4 router processes' polls, probes, "
                 + "counts, pings): %.0f commands/s (%s).%n", c.idleRedisCommandsPerSecond(), c.idleRedisCommands()));
         for (Block b : blocks) {

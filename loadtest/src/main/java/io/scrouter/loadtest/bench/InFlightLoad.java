@@ -1,5 +1,6 @@
 package io.scrouter.loadtest.bench;
 
+import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
 import io.scrouter.extproc.client.ExtProcClient;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
@@ -54,23 +55,48 @@ final class InFlightLoad {
      * sent has been answered (bounded: at most {@code millis} plus 30 s).
      */
     Figures run(Supplier<String> sessions, int inFlight, long millis) throws InterruptedException {
+        return run(sessions, inFlight, 0, () -> { }, millis);
+    }
+
+    /**
+     * Runs the load for {@code leadInMillis} unmeasured, calls {@code measuring} (which takes the round's "before"
+     * readings; with no lead-in, before the first request) without stopping the load, then measures it for
+     * {@code millis}: only requests sent after that call
+     * count, in the figures and in the errors. The requests in flight carry on from the lead-in into the measured part,
+     * so the server never idles between them. Returns once every request sent has been answered (bounded: at most
+     * the lead-in, {@code millis} and 30 s).
+     */
+    Figures run(Supplier<String> sessions, int inFlight, long leadInMillis, Runnable measuring, long millis)
+            throws InterruptedException {
         Recorder recorder = new Recorder(HIGHEST_NANOS, 3);
         AtomicLong errors = new AtomicLong();
         Map<String, Long> reasons = new ConcurrentHashMap<>();
         AtomicLongArray perServer = new AtomicLongArray(servers.size());
         LeastRequest balancer = new LeastRequest(servers.size(), LeastRequest.ENVOY_DEFAULT_CHOICES);
         CountDownLatch loopsEnded = new CountDownLatch(inFlight);
+        if (leadInMillis == 0) {
+            measuring.run();
+        }
         long start = System.nanoTime();
-        long end = start + TimeUnit.MILLISECONDS.toNanos(millis);
-        Loop loop = new Loop(sessions, end, recorder, errors, reasons, perServer, balancer, loopsEnded);
+        Loop loop = new Loop(sessions, recorder, errors, reasons, perServer, balancer, loopsEnded);
+        loop.measuredFrom = leadInMillis == 0 ? start : Long.MAX_VALUE;
+        loop.end = start + TimeUnit.MILLISECONDS.toNanos(leadInMillis + millis);
         for (int i = 0; i < inFlight; i++) {
             loop.next();
         }
-        if (!loopsEnded.await(millis + 30_000, TimeUnit.MILLISECONDS)) {
+        long measuredFrom = start;
+        if (leadInMillis > 0) {
+            TimeUnit.NANOSECONDS.sleep(start + TimeUnit.MILLISECONDS.toNanos(leadInMillis) - System.nanoTime());
+            measuring.run();
+            measuredFrom = System.nanoTime();
+            loop.end = measuredFrom + TimeUnit.MILLISECONDS.toNanos(millis);
+            loop.measuredFrom = measuredFrom;
+        }
+        if (!loopsEnded.await(leadInMillis + millis + 30_000, TimeUnit.MILLISECONDS)) {
             throw new IllegalStateException(loopsEnded.getCount() + " of " + inFlight
                     + " requests were still unanswered 30 s after the round ended");
         }
-        double seconds = (System.nanoTime() - start) / 1e9;
+        double seconds = (System.nanoTime() - measuredFrom) / 1e9;
         Histogram h = recorder.getIntervalHistogram();
         long[] counts = new long[servers.size()];
         for (int i = 0; i < counts.length; i++) {
@@ -82,7 +108,10 @@ final class InFlightLoad {
     /** The requests in flight; each answer starts the next request until the round's end. */
     private final class Loop {
         private final Supplier<String> sessions;
-        private final long end;
+        /** Requests sent from here on count; set once the lead-in is over. */
+        volatile long measuredFrom;
+        /** No request is sent after this; moved once the lead-in is over. */
+        volatile long end;
         private final Recorder recorder;
         private final AtomicLong errors;
         private final Map<String, Long> reasons;
@@ -90,11 +119,10 @@ final class InFlightLoad {
         private final LeastRequest balancer;
         private final CountDownLatch loopsEnded;
 
-        Loop(Supplier<String> sessions, long end, Recorder recorder, AtomicLong errors, Map<String, Long> reasons,
+        Loop(Supplier<String> sessions, Recorder recorder, AtomicLong errors, Map<String, Long> reasons,
              AtomicLongArray perServer, LeastRequest balancer, CountDownLatch loopsEnded) {
             this.reasons = reasons;
             this.sessions = sessions;
-            this.end = end;
             this.recorder = recorder;
             this.errors = errors;
             this.perServer = perServer;
@@ -109,15 +137,8 @@ final class InFlightLoad {
             servers.get(server).sendAsync(ExtProcClient.sparkCall("ExecutePlan", session)).whenComplete((response, error) -> {
                 long now = System.nanoTime();
                 balancer.done(server);
-                perServer.incrementAndGet(server);
-                if (error == null && response.hasRequestHeaders() && !response.hasImmediateResponse()) {
-                    recorder.recordValue(Math.min(HIGHEST_NANOS, now - sent));
-                } else {
-                    errors.incrementAndGet();
-                    String reason = error != null ? io.grpc.Status.fromThrowable(error).getCode().toString()
-                            : response.hasImmediateResponse() ? response.getImmediateResponse().getDetails()
-                            : "answer without request_headers";
-                    reasons.merge(reason.length() > 80 ? reason.substring(0, 80) : reason, 1L, Long::sum);
+                if (sent >= measuredFrom) {
+                    measure(server, now - sent, response, error);
                 }
                 if (now < end) {
                     next();
@@ -125,6 +146,20 @@ final class InFlightLoad {
                     loopsEnded.countDown();
                 }
             });
+        }
+
+        /** One answer to a request sent once measuring had started: its latency, or the error it ended with. */
+        private void measure(int server, long nanos, ProcessingResponse response, Throwable error) {
+            perServer.incrementAndGet(server);
+            if (error == null && response.hasRequestHeaders() && !response.hasImmediateResponse()) {
+                recorder.recordValue(Math.min(HIGHEST_NANOS, nanos));
+                return;
+            }
+            errors.incrementAndGet();
+            String reason = error != null ? io.grpc.Status.fromThrowable(error).getCode().toString()
+                    : response.hasImmediateResponse() ? response.getImmediateResponse().getDetails()
+                    : "answer without request_headers";
+            reasons.merge(reason.length() > 80 ? reason.substring(0, 80) : reason, 1L, Long::sum);
         }
     }
 }

@@ -50,6 +50,11 @@ public final class ProcessBench implements Callable<Integer> {
             description = "Length of the discarded warm-up round, 1 to 600 (default: as --seconds).")
     Integer warmupSeconds;
 
+    @Option(names = "--lead-in-seconds", defaultValue = "3", paramLabel = "N",
+            description = "Unmeasured load at the start of every measured round, 0 to 60: a server that idled while "
+                    + "the other targets ran recompiles its request path in its first seconds (default: ${DEFAULT-VALUE}).")
+    int leadInSeconds;
+
     @Option(names = "--rounds", defaultValue = "3", paramLabel = "N",
             description = "Measured rounds per target, 1 to 20 (default: ${DEFAULT-VALUE}).")
     int rounds;
@@ -94,7 +99,7 @@ public final class ProcessBench implements Callable<Integer> {
     }
 
     /** The options, range-checked, loads and router counts without repeats. */
-    record Settings(int seconds, int warmupSeconds, int rounds, int known, int inFlight, int newInFlight,
+    record Settings(int seconds, int warmupSeconds, int leadInSeconds, int rounds, int known, int inFlight, int newInFlight,
                     List<SessionMix> loads, List<Integer> routers, List<String> serverJvm, Path out, String note) {
     }
 
@@ -107,6 +112,7 @@ public final class ProcessBench implements Callable<Integer> {
         }
         int s = Bounds.within(spec, "--seconds", seconds, 1, 600);
         return new Settings(s, warmupSeconds == null ? s : Bounds.within(spec, "--warmup-seconds", warmupSeconds, 1, 600),
+                Bounds.within(spec, "--lead-in-seconds", leadInSeconds, 0, 60),
                 Bounds.within(spec, "--rounds", rounds, 1, 20), Bounds.within(spec, "--known", known, 1, 1_000_000),
                 Bounds.within(spec, "--in-flight", inFlight, 1, 4096),
                 Bounds.within(spec, "--new-in-flight", newInFlight, 1, 4096), loads.stream().distinct().toList(),
@@ -172,7 +178,7 @@ public final class ProcessBench implements Callable<Integer> {
                             + GcPauses.collector(servers.gcLog(servers.of(Target.ROUTER_REDIS, 1).get(0).name()))
                             + " (a JVM started on one core sees one CPU); Java " + System.getProperty("java.version")
                             + "; routers with their defaults plus the store settings",
-                    machine.summary(), othersBefore, othersAfter, o.note(), o.seconds(), o.warmupSeconds(), o.rounds(),
+                    machine.summary(), othersBefore, othersAfter, o.note(), o.seconds(), o.warmupSeconds(), o.leadInSeconds(), o.rounds(),
                     o.known(),
                     idlePerSecond, idle.calls().toString(), gc);
             String md = BenchReport.render(c, blocks);
@@ -197,15 +203,17 @@ public final class ProcessBench implements Callable<Integer> {
             for (int k = 0; k < targets.length; k++) {
                 // Rotate the order every round, so that no target always follows the same one.
                 Target t = targets[(round + k) % targets.length];
-                RedisCommandStats before = t == Target.ROUTER_REDIS ? RedisCommandStats.read(servers.redis().port()) : null;
+                // The router's own account is read before the lead-in: a scrape is work the router does, and
+                // nothing measured should follow it directly. The Redis and CPU readings start with the measuring.
                 RouterView routerBefore = routerView(servers, t, b.routers());
                 double loadAverage = machine.sample();
                 List<Long> pids = servers.of(t, b.routers()).stream().map(ServerProcesses.Server::pid).toList();
-                CpuTimes cpuBefore = CpuTimes.read(pids);
-                InFlightLoad.Figures f = new InFlightLoad(servers.calls(t, b.routers())).run(sessions, b.inFlight(), millis);
-                CpuTimes cpu = CpuTimes.read(pids).since(cpuBefore);
-                RedisCommandStats redis = before == null ? null
-                        : RedisCommandStats.read(servers.redis().port()).since(before);
+                BeforeReadings before = new BeforeReadings(t == Target.ROUTER_REDIS ? servers.redis().port() : -1, pids);
+                InFlightLoad.Figures f = new InFlightLoad(servers.calls(t, b.routers()))
+                        .run(sessions, b.inFlight(), o.leadInSeconds() * 1000L, before::read, millis);
+                CpuTimes cpu = CpuTimes.read(pids).since(before.cpu);
+                RedisCommandStats redis = before.redis == null ? null
+                        : RedisCommandStats.read(servers.redis().port()).since(before.redis);
                 RouterView router = routerView(servers, t, b.routers()).since(routerBefore);
                 b.add(Round.of(t, round, f, redis, loadAverage, router, cpu));
                 progress.say("%s, round %d/%d, %s: %.0f req/s, p50 %.3f ms, p99 %.3f ms, errors %d, CPU %.1f µs "
@@ -215,6 +223,32 @@ public final class ProcessBench implements Callable<Integer> {
                         100 * cpu.clientCoreBusyShare(), loadAverage);
                 Thread.sleep(PAUSE_BETWEEN_ROUNDS_MILLIS);
             }
+        }
+    }
+
+    /** A round's "before" readings, taken when its measured part starts: Redis's command counts and the servers' CPU. */
+    private static final class BeforeReadings {
+        private final int redisPort;
+        private final List<Long> pids;
+        RedisCommandStats redis;
+        CpuTimes cpu;
+
+        /** @param redisPort the Redis to read, or -1 for none (targets without Redis) */
+        BeforeReadings(int redisPort, List<Long> pids) {
+            this.redisPort = redisPort;
+            this.pids = pids;
+        }
+
+        void read() {
+            try {
+                redis = redisPort < 0 ? null : RedisCommandStats.read(redisPort);
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException("reading Redis's command counts before a round", e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while reading Redis's command counts", e);
+            }
+            cpu = CpuTimes.read(pids);
         }
     }
 

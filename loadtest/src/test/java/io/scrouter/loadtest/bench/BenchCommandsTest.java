@@ -37,6 +37,7 @@ class BenchCommandsTest {
         assertThat(b.newInFlight()).isEqualTo(4);
         assertThat(b.rounds()).isEqualTo(3);
         assertThat(b.warmupSeconds()).isEqualTo(b.seconds()).isEqualTo(5);
+        assertThat(b.leadInSeconds()).isEqualTo(3);
         assertThat(b.known()).isEqualTo(2000);
         assertThat(b.loads()).containsExactly(SessionMix.KNOWN, SessionMix.MIX, SessionMix.NEW);
         assertThat(b.routers()).containsExactly(1, 2);
@@ -76,6 +77,8 @@ class BenchCommandsTest {
                 .hasMessageContaining("'old'").hasMessageContaining("KNOWN, NEW, MIX");
         assertThatThrownBy(() -> bench("--seconds", "0").settings()).isInstanceOf(ParameterException.class)
                 .hasMessage("--seconds must be between 1 and 600, not 0");
+        assertThatThrownBy(() -> bench("--lead-in-seconds", "61").settings()).isInstanceOf(ParameterException.class)
+                .hasMessage("--lead-in-seconds must be between 0 and 60, not 61");
         assertThatThrownBy(() -> bench("--rounds", "three")).isInstanceOf(ParameterException.class)
                 .hasMessageContaining("'three' is not an int");
         assertThatThrownBy(() -> parsed(Map.of(), RedisHeapBench.class, "bench-heap-redis", "--sessions"))
