@@ -19,15 +19,16 @@ import java.util.function.Supplier;
 /**
  * The writes that follow a binding and that no decision waits for: the session's score in its replica's index
  * (session counts, eviction) and, for a new binding, its announcement on the feed. They are gathered and sent as
- * one pipelined batch per run of {@link #flush} on {@code flushes}: on the router's event loop, everything decided
+ * one batch per run of {@link #flush} on {@code flushes}: on the router's event loop, everything decided
  * in one turn of the loop goes out in one write, one ZADD per replica. Sent one batch per session, these writes
  * held a router to about half the new sessions per second it placed without them ({@code loadtest/README.md}, "Changes
  * made from the profile").
  *
  * <p>Where every key lives on one server (single and Sentinel modes) a batch is one call of the {@code FOLLOW_UP}
  * script ({@link SessionScripts}) rather than a pipeline of its commands: Redisson's per-command work (a promise, a
- * pooled connection taken and given back, a reply decoded) was about a fifth of a new session's CPU in the router, and a
- * script call costs it once per batch. A Redis Cluster spreads the indexes and the feed over slots that one script may
+ * pooled connection taken and given back, a reply decoded) came three times per batch, and a script call costs it
+ * once. Inside the script each write stands alone, as in a pipeline: a write Redis refuses (out of memory, a key of
+ * the wrong type) does not stop the others, and the announcements go first. A Redis Cluster spreads the indexes and the feed over slots that one script may
  * not span, so there the batch stays a pipeline. Either way the feed's wire format is unchanged (one PUBLISH and one
  * XADD per announcement), so routers of an earlier release read it during a rollout. A lost batch only delays counts until each session's next idle-timer push, or
  * leaves the other routers to read the bindings from the store.
@@ -42,7 +43,11 @@ import java.util.function.Supplier;
  */
 final class FollowUpWrites {
 
-    /** Writes per batch at most; more wait for the next batch, which is scheduled at once. */
+    /**
+     * Writes per batch at most; more wait for the next batch, which is scheduled at once. {@code FOLLOW_UP} passes one
+     * replica's members to ZADD through Lua's {@code unpack}, which Redis's Lua allows up to about 8,000 values: two
+     * per write, so this must stay under 4,000.
+     */
     private static final int MAX_PER_BATCH = 1000;
 
     /** One queued entry: a write, or ({@code read} not null) a command that must run in order with the writes. */
@@ -182,7 +187,7 @@ final class FollowUpWrites {
         sentSoFar = CompletableFuture.allOf(sentSoFar, thisBatch);
     }
 
-    /** One batch: the replicas' index writes (one ZADD per replica), then the feed's entries. Completes when answered or lost. */
+    /** One batch: the feed's entries, then the replicas' index writes (one ZADD per replica). Completes when answered or lost. */
     private CompletableFuture<Void> execute(List<Entry> writes) {
         Map<String, Map<String, Double>> scores = new LinkedHashMap<>();
         List<Entry> announced = new ArrayList<>();
@@ -205,10 +210,15 @@ final class FollowUpWrites {
     private CompletableFuture<?> script(Map<String, Map<String, Double>> scores, List<Entry> announced) {
         List<Object> scriptKeys = new ArrayList<>(1 + scores.size());
         scriptKeys.add(keys.bindingFeed());
-        List<Object> args = new ArrayList<>(3 + scores.size() + 2 * (scores.size() + announced.size()) + announced.size());
+        int memberCount = scores.values().stream().mapToInt(Map::size).sum();
+        List<Object> args = new ArrayList<>(4 + announced.size() + scores.size() + 2 * memberCount);
         args.add(keys.bindingChannel());
         args.add(Integer.toString(RedisBindingFeed.RETAINED));
         args.add(RedisBindingFeed.FIELD);
+        args.add(Integer.toString(announced.size()));
+        for (Entry e : announced) {
+            args.add(RedisBindingFeed.message(e.sessionId(), e.announced()));
+        }
         scores.forEach((replicaId, members) -> {
             scriptKeys.add(keys.replicaSessions(replicaId));
             args.add(Integer.toString(members.size()));
@@ -217,9 +227,6 @@ final class FollowUpWrites {
                 args.add(sessionId);
             });
         });
-        for (Entry e : announced) {
-            args.add(RedisBindingFeed.message(e.sessionId(), e.announced()));
-        }
         return redis.getScript(StringCodec.INSTANCE).evalAsync(keys.bindingFeed(), RScript.Mode.READ_WRITE,
                 SessionScripts.FOLLOW_UP, RScript.ReturnType.LONG, scriptKeys, args.toArray()).toCompletableFuture();
     }

@@ -68,19 +68,21 @@ public final class SessionScripts {
 
     // The writes that follow bindings, a batch of them in one call (FollowUpWrites): KEYS[1] is the feed's stream and
     // KEYS[2..] the replicas' indexes; ARGV[1] is the feed's channel, ARGV[2] the entries the stream keeps
-    // (approximately) and ARGV[3] the stream entry's field; then, for each index in KEYS order, its number of members followed by that many score and
-    // member pairs; the rest are announcements, each published and appended as one message, as RedisBindingFeed
-    // reads it. Runs only where every key lives on one server (single and Sentinel modes).
+    // (approximately), ARGV[3] the stream entry's field and ARGV[4] the number of announcements, which follow, each
+    // published and appended as one message, as RedisBindingFeed reads it; then, for each index in KEYS order, its
+    // number of members followed by that many score and member pairs. Each write stands alone (pcall), as in a
+    // pipeline: one Redis refuses (out of memory, a key of the wrong type) does not stop the others. Runs only where
+    // every key lives on one server (single and Sentinel modes).
     static final String FOLLOW_UP = """
-            local a = 4
+            local a = 5 + tonumber(ARGV[4])
+            for i = 5, a - 1 do
+              redis.pcall('PUBLISH', ARGV[1], ARGV[i])
+              redis.pcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', ARGV[3], ARGV[i])
+            end
             for k = 2, #KEYS do
               local n = tonumber(ARGV[a])
-              redis.call('ZADD', KEYS[k], unpack(ARGV, a + 1, a + 2 * n))
+              redis.pcall('ZADD', KEYS[k], unpack(ARGV, a + 1, a + 2 * n))
               a = a + 1 + 2 * n
-            end
-            for i = a, #ARGV do
-              redis.call('PUBLISH', ARGV[1], ARGV[i])
-              redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', ARGV[3], ARGV[i])
             end
             return 0""";
 

@@ -134,6 +134,22 @@ class FollowUpWritesTest {
     }
 
     @Test
+    void aWriteRedisRefusesDoesNotStopTheRestOfItsBatch() throws Exception {
+        // Replica a's index key holds a string: Redis refuses the ZADD to it (WRONGTYPE), as it refuses writes when
+        // out of memory.
+        assertThat(redis.command("SET", KEYS.replicaSessions("a"), "not an index")).isEqualTo("+OK");
+        FollowUpWrites writes = new FollowUpWrites(client, KEYS, loop::add);
+
+        writes.add("s1", "a", 1000, "a@d1");
+        writes.add("s2", "b", 2000, "b@d2");
+        turnLoop();
+
+        Await.untilChecked("the other replica's index written", BATCH,
+                () -> redis.command("ZCARD", KEYS.replicaSessions("b")).equals(":1"));
+        assertThat(redis.command("XLEN", KEYS.bindingFeed())).as("both bindings announced").isEqualTo(":2");
+    }
+
+    @Test
     void aStoppedLoopDropsWhatIsPendingWithoutFailingTheCallerAndTheNextWriteIsSentAgain() throws Exception {
         boolean[] stopped = {true};
         FollowUpWrites writes = new FollowUpWrites(client, KEYS, task -> {
