@@ -28,7 +28,7 @@ final class BenchReport {
         return seconds == 0 ? ", each measured from its first request"
                 : String.format(Locale.ROOT, ", each measured after a lead-in of %d s of the same load that is not "
                         + "measured (a server idle while the others ran recompiles its request path in its first "
-                        + "seconds); a router's own account covers the lead-in too", seconds);
+                        + "seconds)", seconds);
     }
 
     static String render(Context c, List<Block> blocks) {
@@ -118,8 +118,10 @@ final class BenchReport {
                 continue;
             }
             Spread ratio = t == Target.NOOP ? null : b.cpuRatio(t);
+            Spread jit = b.jitPerAnswer(t);
             costs.add(t.title() + " " + cost.format("%.1f") + " µs"
-                    + (ratio == null ? "" : " (" + ratio.format("%.2f") + "× the no-op's)"));
+                    + (ratio == null ? "" : " (" + ratio.format("%.2f") + "× the no-op's)")
+                    + (jit == null ? "" : ", of which the JIT " + jit.format("%.1f") + " µs"));
             Spread server = b.coreBusy(t, false);
             Spread client = b.coreBusy(t, true);
             busy.add(String.format(Locale.ROOT, "%s %.0f%% and %.0f%%", t.title(), 100 * server.median(),

@@ -62,6 +62,12 @@ record Block(SessionMix load, int inFlight, int routers, Map<Target, List<Round>
         return v.isEmpty() ? null : Spread.of(v);
     }
 
+    /** The JIT compilers' part of {@link #cpuPerAnswer}; null when not measured. */
+    Spread jitPerAnswer(Target t) {
+        List<Double> v = of(t).stream().map(Round::jitMicrosPerAnswer).filter(x -> !x.isNaN()).toList();
+        return v.isEmpty() ? null : Spread.of(v);
+    }
+
     /** CPU per answer of {@code t} over the no-op's, round by round; null when not measured. */
     Spread cpuRatio(Target t) {
         List<Round> base = of(Target.NOOP);

@@ -3,7 +3,9 @@ package io.scrouter.loadtest.bench;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * CPU time as Linux's {@code /proc} counts it: of one target's server processes (every thread: the request path,
@@ -12,12 +14,19 @@ import java.util.List;
  * core near 100% busy means the client, not the server, set the round's throughput.
  *
  * <p>Process times are in clock ticks ({@code utime} and {@code stime} of {@code /proc/PID/stat}, proc(5)), which
- * the kernel reports in {@code USER_HZ}: 100 a second on x86 and arm64. {@link #NONE} where {@code /proc} cannot
- * be read (not Linux): the report then says the CPU was not measured.
+ * the kernel reports in {@code USER_HZ}: 100 a second on x86 and arm64. The JIT's share is the same counters of the
+ * processes' compiler threads ({@code /proc/PID/task/TID/stat}), differenced thread by thread: HotSpot starts and
+ * stops compiler threads with demand, and a thread that ended during a round takes its CPU of that round with it
+ * (undercounted), while one that started is counted whole. {@link #NONE} where {@code /proc} cannot be read
+ * (not Linux): the report then says the CPU was not measured.
  */
-record CpuTimes(long processTicks, long serverCoreBusy, long serverCoreAll, long clientCoreBusy, long clientCoreAll) {
+record CpuTimes(long processTicks, long jitTicks, Map<Long, Long> jitThreads, long serverCoreBusy, long serverCoreAll,
+                long clientCoreBusy, long clientCoreAll) {
 
-    static final CpuTimes NONE = new CpuTimes(-1, -1, -1, -1, -1);
+    static final CpuTimes NONE = new CpuTimes(-1, -1, Map.of(), -1, -1, -1, -1);
+
+    /** HotSpot's compiler threads as {@code /proc} names them: "C1 CompilerThread0", cut to 15 characters. */
+    private static final List<String> JIT_THREADS = List.of("C1 CompilerThre", "C2 CompilerThre");
 
     /** {@code USER_HZ}: the unit of {@code /proc/PID/stat} times. */
     static final double TICKS_PER_SECOND = 100;
@@ -28,13 +37,17 @@ record CpuTimes(long processTicks, long serverCoreBusy, long serverCoreAll, long
     static CpuTimes read(List<Long> pids) {
         try {
             long ticks = 0;
+            Map<Long, Long> jit = new HashMap<>();
             for (long pid : pids) {
-                ticks += processTicks(Files.readString(Path.of("/proc", Long.toString(pid), "stat")));
+                Path proc = Path.of("/proc", Long.toString(pid));
+                ticks += processTicks(Files.readString(proc.resolve("stat")));
+                jitThreads(proc.resolve("task"), jit);
             }
             String stat = Files.readString(Path.of("/proc/stat"));
             long[] server = coreTicks(stat, Cores.SERVER_CORE);
             long[] client = coreTicks(stat, Cores.CLIENT_CORE);
-            return new CpuTimes(ticks, server[0], server[1], client[0], client[1]);
+            return new CpuTimes(ticks, jit.values().stream().mapToLong(Long::longValue).sum(), jit, server[0],
+                    server[1], client[0], client[1]);
         } catch (IOException | RuntimeException e) {
             return NONE;
         }
@@ -48,7 +61,11 @@ record CpuTimes(long processTicks, long serverCoreBusy, long serverCoreAll, long
         if (!measured() || !before.measured()) {
             return NONE;
         }
-        return new CpuTimes(processTicks - before.processTicks, serverCoreBusy - before.serverCoreBusy,
+        long jit = 0;
+        for (Map.Entry<Long, Long> t : jitThreads.entrySet()) {
+            jit += t.getValue() - before.jitThreads.getOrDefault(t.getKey(), 0L);
+        }
+        return new CpuTimes(processTicks - before.processTicks, jit, Map.of(), serverCoreBusy - before.serverCoreBusy,
                 serverCoreAll - before.serverCoreAll, clientCoreBusy - before.clientCoreBusy,
                 clientCoreAll - before.clientCoreAll);
     }
@@ -56,6 +73,11 @@ record CpuTimes(long processTicks, long serverCoreBusy, long serverCoreAll, long
     /** Microseconds of the processes' CPU per answer; NaN when not measured or nothing was answered. */
     double microsPerAnswer(long answered) {
         return measured() && answered > 0 ? processTicks * MICROS_PER_TICK / answered : Double.NaN;
+    }
+
+    /** Microseconds of the processes' JIT compiler threads per answer; NaN when not measured or nothing was answered. */
+    double jitMicrosPerAnswer(long answered) {
+        return measured() && answered > 0 ? jitTicks * MICROS_PER_TICK / answered : Double.NaN;
     }
 
     double serverCoreBusyShare() {
@@ -74,6 +96,29 @@ record CpuTimes(long processTicks, long serverCoreBusy, long serverCoreAll, long
     static long processTicks(String statLine) {
         String[] f = statLine.substring(statLine.lastIndexOf(')') + 2).trim().split(" +");
         return Long.parseLong(f[14 - 3]) + Long.parseLong(f[15 - 3]);
+    }
+
+    /** Adds each of one process's JIT compiler threads, by thread id, with its CPU ticks so far. */
+    private static void jitThreads(Path tasks, Map<Long, Long> into) throws IOException {
+        try (var threads = Files.list(tasks)) {
+            for (Path t : (Iterable<Path>) threads::iterator) {
+                String line;
+                try {
+                    line = Files.readString(t.resolve("stat"));
+                } catch (IOException threadEnded) {
+                    continue;
+                }
+                if (isJitThread(line)) {
+                    into.put(Long.parseLong(t.getFileName().toString()), processTicks(line));
+                }
+            }
+        }
+    }
+
+    /** True for a {@code /proc/PID/task/TID/stat} line of a HotSpot compiler thread. */
+    static boolean isJitThread(String statLine) {
+        String name = statLine.substring(statLine.indexOf('(') + 1, statLine.lastIndexOf(')'));
+        return JIT_THREADS.stream().anyMatch(name::startsWith);
     }
 
     /**

@@ -63,8 +63,9 @@ final class InFlightLoad {
      * readings; with no lead-in, before the first request) without stopping the load, then measures it for
      * {@code millis}: only requests sent after that call
      * count, in the figures and in the errors. The requests in flight carry on from the lead-in into the measured part,
-     * so the server never idles between them. Returns once every request sent has been answered (bounded: at most
-     * the lead-in, {@code millis} and 30 s).
+     * so the server never idles between them. Requests still in flight when measuring starts are not counted, though
+     * part of their work falls after the readings: at most {@code inFlight} answers of a round's thousands. Returns
+     * once every request sent has been answered (bounded: at most {@code millis} plus 30 s after the lead-in).
      */
     Figures run(Supplier<String> sessions, int inFlight, long leadInMillis, Runnable measuring, long millis)
             throws InterruptedException {
@@ -86,13 +87,20 @@ final class InFlightLoad {
         }
         long measuredFrom = start;
         if (leadInMillis > 0) {
-            TimeUnit.NANOSECONDS.sleep(start + TimeUnit.MILLISECONDS.toNanos(leadInMillis) - System.nanoTime());
-            measuring.run();
+            try {
+                TimeUnit.NANOSECONDS.sleep(start + TimeUnit.MILLISECONDS.toNanos(leadInMillis) - System.nanoTime());
+                measuring.run();
+            } catch (InterruptedException | RuntimeException e) {
+                // No round after all: stop sending, and let what is in flight end before whatever runs next.
+                loop.end = Long.MIN_VALUE;
+                loopsEnded.await(30, TimeUnit.SECONDS);
+                throw e;
+            }
             measuredFrom = System.nanoTime();
             loop.end = measuredFrom + TimeUnit.MILLISECONDS.toNanos(millis);
             loop.measuredFrom = measuredFrom;
         }
-        if (!loopsEnded.await(leadInMillis + millis + 30_000, TimeUnit.MILLISECONDS)) {
+        if (!loopsEnded.await(millis + 30_000, TimeUnit.MILLISECONDS)) {
             throw new IllegalStateException(loopsEnded.getCount() + " of " + inFlight
                     + " requests were still unanswered 30 s after the round ended");
         }

@@ -203,50 +203,56 @@ public final class ProcessBench implements Callable<Integer> {
             for (int k = 0; k < targets.length; k++) {
                 // Rotate the order every round, so that no target always follows the same one.
                 Target t = targets[(round + k) % targets.length];
-                // The router's own account is read before the lead-in: a scrape is work the router does, and
-                // nothing measured should follow it directly. The Redis and CPU readings start with the measuring.
-                RouterView routerBefore = routerView(servers, t, b.routers());
                 double loadAverage = machine.sample();
                 List<Long> pids = servers.of(t, b.routers()).stream().map(ServerProcesses.Server::pid).toList();
-                BeforeReadings before = new BeforeReadings(t == Target.ROUTER_REDIS ? servers.redis().port() : -1, pids);
+                BeforeReadings before = new BeforeReadings(servers, t, b.routers(), pids);
                 InFlightLoad.Figures f = new InFlightLoad(servers.calls(t, b.routers()))
                         .run(sessions, b.inFlight(), o.leadInSeconds() * 1000L, before::read, millis);
                 CpuTimes cpu = CpuTimes.read(pids).since(before.cpu);
                 RedisCommandStats redis = before.redis == null ? null
                         : RedisCommandStats.read(servers.redis().port()).since(before.redis);
-                RouterView router = routerView(servers, t, b.routers()).since(routerBefore);
+                RouterView router = routerView(servers, t, b.routers()).since(before.router);
                 b.add(Round.of(t, round, f, redis, loadAverage, router, cpu));
                 progress.say("%s, round %d/%d, %s: %.0f req/s, p50 %.3f ms, p99 %.3f ms, errors %d, CPU %.1f µs "
-                                + "per answer, cores busy: servers' %.0f%%, client's %.0f%% (load %.2f)",
+                                + "per answer (JIT %.1f), cores busy: servers' %.0f%%, client's %.0f%% (load %.2f)",
                         b.title(), round + 1, o.rounds(), t.title(), f.perSecond(), f.p50Millis(), f.p99Millis(),
-                        f.errors(), cpu.microsPerAnswer(f.answered()), 100 * cpu.serverCoreBusyShare(),
+                        f.errors(), cpu.microsPerAnswer(f.answered()), cpu.jitMicrosPerAnswer(f.answered()),
+                        100 * cpu.serverCoreBusyShare(),
                         100 * cpu.clientCoreBusyShare(), loadAverage);
                 Thread.sleep(PAUSE_BETWEEN_ROUNDS_MILLIS);
             }
         }
     }
 
-    /** A round's "before" readings, taken when its measured part starts: Redis's command counts and the servers' CPU. */
+    /**
+     * A round's "before" readings, taken when its measured part starts: the routers' own account (a scrape of their
+     * metrics), Redis's command counts and the servers' CPU, in that order, so that the scrape's own CPU is not counted.
+     */
     private static final class BeforeReadings {
-        private final int redisPort;
+        private final ServerProcesses servers;
+        private final Target target;
+        private final int routers;
         private final List<Long> pids;
+        RouterView router;
         RedisCommandStats redis;
         CpuTimes cpu;
 
-        /** @param redisPort the Redis to read, or -1 for none (targets without Redis) */
-        BeforeReadings(int redisPort, List<Long> pids) {
-            this.redisPort = redisPort;
+        BeforeReadings(ServerProcesses servers, Target target, int routers, List<Long> pids) {
+            this.servers = servers;
+            this.target = target;
+            this.routers = routers;
             this.pids = pids;
         }
 
         void read() {
             try {
-                redis = redisPort < 0 ? null : RedisCommandStats.read(redisPort);
+                router = routerView(servers, target, routers);
+                redis = target == Target.ROUTER_REDIS ? RedisCommandStats.read(servers.redis().port()) : null;
             } catch (java.io.IOException e) {
-                throw new java.io.UncheckedIOException("reading Redis's command counts before a round", e);
+                throw new java.io.UncheckedIOException("taking a round's readings before it is measured", e);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while reading Redis's command counts", e);
+                throw new IllegalStateException("interrupted while taking a round's readings", e);
             }
             cpu = CpuTimes.read(pids);
         }

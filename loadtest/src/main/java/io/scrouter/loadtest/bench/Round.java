@@ -19,4 +19,9 @@ record Round(Target target, int index, double perSecond, double p50Millis, doubl
     double cpuMicrosPerAnswer() {
         return cpu.microsPerAnswer(answered);
     }
+
+    /** The part of {@link #cpuMicrosPerAnswer} spent by the JIT compiler threads; NaN when not measured. */
+    double jitMicrosPerAnswer() {
+        return cpu.jitMicrosPerAnswer(answered);
+    }
 }

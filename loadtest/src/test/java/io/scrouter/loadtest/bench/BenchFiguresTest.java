@@ -126,6 +126,27 @@ class BenchFiguresTest {
     }
 
     @Test
+    void theJitsShareIsTheCompilerThreadsAsProcNamesThem() {
+        String rest = " S 1 4380 4380 0 -1 4194560 52311 0 12 0 700 5 0 0 20 0 41 0 3204567 4398046511 60123";
+        assertThat(CpuTimes.isJitThread("4391 (C2 CompilerThre)" + rest)).isTrue();
+        assertThat(CpuTimes.isJitThread("4392 (C1 CompilerThre)" + rest)).isTrue();
+        assertThat(CpuTimes.isJitThread("4400 (scrouter-io-1-1)" + rest)).isFalse();
+        assertThat(CpuTimes.isJitThread("4401 (VM Thread)" + rest)).isFalse();
+        assertThat(CpuTimes.processTicks("4391 (C2 CompilerThre)" + rest)).isEqualTo(705);
+    }
+
+    @Test
+    void theJitsCpuIsDifferencedThreadByThreadAsCompilerThreadsComeAndGo() {
+        // Thread 11 compiled 30 ticks more; thread 12 ended (its ticks leave with it); thread 13 started and ran 20.
+        CpuTimes before = new CpuTimes(1000, 150, java.util.Map.of(11L, 100L, 12L, 50L), 0, 0, 0, 0);
+        CpuTimes after = new CpuTimes(1400, 150, java.util.Map.of(11L, 130L, 13L, 20L), 0, 0, 0, 0);
+        CpuTimes round = after.since(before);
+        assertThat(round.jitTicks()).isEqualTo(30 + 20);
+        assertThat(round.processTicks()).isEqualTo(400);
+        assertThat(round.jitMicrosPerAnswer(1000)).isCloseTo(500.0, within(1e-9));
+    }
+
+    @Test
     void coreBusyLeavesOutIdleAndIowait() {
         String procStat = """
                 cpu  880187 0 135702 5324706 935 0 35264 0 0 0
@@ -144,16 +165,17 @@ class BenchFiguresTest {
         // Client core 95% busy in the no-op's rounds, 50% in the router's.
         for (int i = 0; i < 2; i++) {
             b.add(new Round(Target.NOOP, i, 1000, 0.1, 1.0, 1000, 0, new long[] {1000}, null, 0,
-                    java.util.Map.of(), RouterView.NONE, new CpuTimes(1, 60, 100, 95, 100)));
+                    java.util.Map.of(), RouterView.NONE, new CpuTimes(1, 0, java.util.Map.of(), 60, 100, 95, 100)));
             b.add(new Round(Target.ROUTER_REDIS, i, 900, 0.1, 1.0, 1000, 0, new long[] {1000}, null, 0,
-                    java.util.Map.of(), RouterView.NONE, new CpuTimes(2 + i, 80, 100, 50, 100)));
+                    java.util.Map.of(), RouterView.NONE, new CpuTimes(2 + i, 1, java.util.Map.of(), 80, 100, 50, 100)));
         }
         assertThat(b.cpuPerAnswer(Target.NOOP).median()).isCloseTo(10.0, within(1e-9));
         assertThat(b.cpuRatio(Target.ROUTER_REDIS).min()).isCloseTo(2.0, within(1e-9));
         assertThat(b.cpuRatio(Target.ROUTER_REDIS).max()).isCloseTo(3.0, within(1e-9));
         assertThat(b.cpuPerAnswer(Target.ROUTER_EMBEDDED)).isNull();
         String line = BenchReport.cpuLine(b);
-        assertThat(line).contains("no-op 10.0 [10.0–10.0] µs", "(2.50 [2.00–3.00]× the no-op's)", "no-op 60% and 95%",
+        assertThat(line).contains("no-op 10.0 [10.0–10.0] µs, of which the JIT 0.0 [0.0–0.0] µs",
+                "(2.50 [2.00–3.00]× the no-op's), of which the JIT 10.0 [10.0–10.0] µs", "no-op 60% and 95%",
                 "router, Redis store 80% and 50%");
         assertThat(line).containsOnlyOnce("set the throughput").contains("busy for no-op:");
         assertThat(CpuTimes.NONE.since(CpuTimes.NONE).microsPerAnswer(1000)).isNaN();
