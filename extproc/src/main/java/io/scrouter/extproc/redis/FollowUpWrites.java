@@ -28,9 +28,10 @@ import java.util.function.Supplier;
  * script ({@link SessionScripts}) rather than a pipeline of its commands: Redisson's per-command work (a promise, a
  * pooled connection taken and given back, a reply decoded) came three times per batch, and a script call costs it
  * once. Inside the script each write stands alone, as in a pipeline: a write Redis refuses (out of memory, a key of
- * the wrong type) does not stop the others, and the announcements go first. A Redis Cluster spreads the indexes and the feed over slots that one script may
- * not span, so there the batch stays a pipeline. Either way the feed's wire format is unchanged (one PUBLISH and one
- * XADD per announcement), so routers of an earlier release read it during a rollout. A lost batch only delays counts until each session's next idle-timer push, or
+ * the wrong type) does not stop the others, and the announcements go first. A Redis Cluster spreads the indexes and
+ * the feed over slots that one script may not span, so there the batch stays a pipeline. Either way the feed's wire
+ * format is unchanged (one PUBLISH and one XADD per announcement), so routers of an earlier release read it during a
+ * rollout. A lost batch only delays counts until each session's next idle-timer push, or
  * leaves the other routers to read the bindings from the store.
  *
  * <p>Whoever reads or trims an index does it {@link #inOrder in order} with these writes: it sees every write queued
@@ -187,7 +188,10 @@ final class FollowUpWrites {
         sentSoFar = CompletableFuture.allOf(sentSoFar, thisBatch);
     }
 
-    /** One batch: the feed's entries, then the replicas' index writes (one ZADD per replica). Completes when answered or lost. */
+    /**
+     * One batch: the feed's entries, then the replicas' index writes (one ZADD per replica). Completes when answered
+     * or lost.
+     */
     private CompletableFuture<Void> execute(List<Entry> writes) {
         Map<String, Map<String, Double>> scores = new LinkedHashMap<>();
         List<Entry> announced = new ArrayList<>();

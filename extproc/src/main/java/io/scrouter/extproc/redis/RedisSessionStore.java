@@ -29,6 +29,7 @@ import java.util.function.LongSupplier;
 import static io.scrouter.extproc.redis.SessionScripts.CLAIM;
 import static io.scrouter.extproc.redis.SessionScripts.FIND;
 import static io.scrouter.extproc.redis.SessionScripts.FIND_OR_BIND;
+import static io.scrouter.extproc.redis.SessionScripts.FOLLOW_UP;
 import static io.scrouter.extproc.redis.SessionScripts.MARK_LOST;
 import static io.scrouter.extproc.redis.SessionScripts.RELEASE;
 import static io.scrouter.extproc.redis.SessionScripts.TOUCH;
@@ -300,7 +301,7 @@ public final class RedisSessionStore implements SessionStore {
     public CompletableFuture<Void> prepare() {
         RScript scripts = redis.getScript(StringCodec.INSTANCE);
         List<CompletableFuture<String>> loads = new ArrayList<>();
-        for (String script : List.of(FIND, FIND_OR_BIND, CLAIM, TOUCH, MARK_LOST, RELEASE, SessionScripts.FOLLOW_UP)) {
+        for (String script : List.of(FIND, FIND_OR_BIND, CLAIM, TOUCH, MARK_LOST, RELEASE, FOLLOW_UP)) {
             loads.add(scripts.scriptLoadAsync(script).toCompletableFuture());
         }
         return CompletableFuture.allOf(loads.toArray(new CompletableFuture[0]));

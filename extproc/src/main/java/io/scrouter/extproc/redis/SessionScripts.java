@@ -71,8 +71,8 @@ public final class SessionScripts {
     // (approximately), ARGV[3] the stream entry's field and ARGV[4] the number of announcements, which follow, each
     // published and appended as one message, as RedisBindingFeed reads it; then, for each index in KEYS order, its
     // number of members followed by that many score and member pairs. Each write stands alone (pcall), as in a
-    // pipeline: one Redis refuses (out of memory, a key of the wrong type) does not stop the others. Runs only where
-    // every key lives on one server (single and Sentinel modes).
+    // pipeline: one that Redis refuses (out of memory, a key of the wrong type) does not stop the others. Runs only
+    // where every key lives on one server (single and Sentinel modes).
     static final String FOLLOW_UP = """
             local a = 5 + tonumber(ARGV[4])
             for i = 5, a - 1 do
