@@ -61,9 +61,8 @@ final class InFlightLoad {
     /**
      * Runs the load for {@code leadInMillis} unmeasured, calls {@code measuring} (which takes the round's "before"
      * readings; with no lead-in, before the first request) without stopping the load, then measures it for
-     * {@code millis}: only requests sent after that call
-     * count, in the figures and in the errors. The requests in flight carry on from the lead-in into the measured part,
-     * so the server never idles between them. Requests still in flight when measuring starts are not counted, though
+     * {@code millis}: only requests sent after that call count, in the figures and in the errors. The requests in
+     * flight carry on from the lead-in into the measured part, so the server never idles between them. Requests still in flight when measuring starts are not counted, though
      * part of their work falls after the readings: at most {@code inFlight} answers of a round's thousands. Returns
      * once every request sent has been answered (bounded: at most {@code millis} plus 30 s after the lead-in).
      */

@@ -99,7 +99,8 @@ public final class ProcessBench implements Callable<Integer> {
     }
 
     /** The options, range-checked, loads and router counts without repeats. */
-    record Settings(int seconds, int warmupSeconds, int leadInSeconds, int rounds, int known, int inFlight, int newInFlight,
+    record Settings(int seconds, int warmupSeconds, int leadInSeconds, int rounds, int known, int inFlight,
+                    int newInFlight,
                     List<SessionMix> loads, List<Integer> routers, List<String> serverJvm, Path out, String note) {
     }
 
@@ -178,8 +179,8 @@ public final class ProcessBench implements Callable<Integer> {
                             + GcPauses.collector(servers.gcLog(servers.of(Target.ROUTER_REDIS, 1).get(0).name()))
                             + " (a JVM started on one core sees one CPU); Java " + System.getProperty("java.version")
                             + "; routers with their defaults plus the store settings",
-                    machine.summary(), othersBefore, othersAfter, o.note(), o.seconds(), o.warmupSeconds(), o.leadInSeconds(), o.rounds(),
-                    o.known(),
+                    machine.summary(), othersBefore, othersAfter, o.note(), o.seconds(), o.warmupSeconds(),
+                    o.leadInSeconds(), o.rounds(), o.known(),
                     idlePerSecond, idle.calls().toString(), gc);
             String md = BenchReport.render(c, blocks);
             Files.createDirectories(o.out().toAbsolutePath().getParent());

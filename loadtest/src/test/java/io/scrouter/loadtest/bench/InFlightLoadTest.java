@@ -64,12 +64,16 @@ class InFlightLoadTest {
         server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
     }
 
+    /** The load against the counting server, with an answer deadline far beyond any round here. */
+    private InFlightLoad load() {
+        return new InFlightLoad(List.of(new ExtProcClient(channel, Duration.ofSeconds(30))));
+    }
+
     @Test
     void requestsSentDuringTheLeadInAreSentButNotMeasured() throws Exception {
-        InFlightLoad load = new InFlightLoad(List.of(new ExtProcClient(channel, Duration.ofSeconds(30))));
         long[] receivedWhenMeasuringStarted = {-1};
 
-        InFlightLoad.Figures f = load.run(() -> UUID.randomUUID().toString(), IN_FLIGHT, 2000,
+        InFlightLoad.Figures f = load().run(() -> UUID.randomUUID().toString(), IN_FLIGHT, 2000,
                 () -> receivedWhenMeasuringStarted[0] = received.get(), 300);
 
         long measuredOnTheServer = received.get() - receivedWhenMeasuringStarted[0];
@@ -84,10 +88,9 @@ class InFlightLoadTest {
 
     @Test
     void withoutALeadInEveryRequestIsMeasuredAndTheBeforeReadingsComeFirst() throws Exception {
-        InFlightLoad load = new InFlightLoad(List.of(new ExtProcClient(channel, Duration.ofSeconds(30))));
         long[] receivedWhenMeasuringStarted = {-1};
 
-        InFlightLoad.Figures f = load.run(() -> UUID.randomUUID().toString(), IN_FLIGHT, 0,
+        InFlightLoad.Figures f = load().run(() -> UUID.randomUUID().toString(), IN_FLIGHT, 0,
                 () -> receivedWhenMeasuringStarted[0] = received.get(), 300);
 
         assertThat(receivedWhenMeasuringStarted[0]).isZero();
