@@ -112,6 +112,7 @@ final class BenchReport {
         List<String> costs = new ArrayList<>();
         List<String> busy = new ArrayList<>();
         List<String> clientBound = new ArrayList<>();
+        List<String> bystanders = new ArrayList<>();
         for (Target t : Target.values()) {
             Spread cost = b.cpuPerAnswer(t);
             if (cost == null) {
@@ -129,6 +130,10 @@ final class BenchReport {
             if (client.median() >= CLIENT_BOUND_SHARE) {
                 clientBound.add(t.title());
             }
+            Spread others = b.bystanderPercent(t);
+            if (others != null) {
+                bystanders.add(t.title() + "'s " + others.format("%.1f") + "%");
+            }
         }
         if (costs.isEmpty()) {
             return "";
@@ -139,6 +144,11 @@ final class BenchReport {
         if (!clientBound.isEmpty()) {
             s += " The client's core was at least " + Math.round(100 * CLIENT_BOUND_SHARE) + "% busy for "
                     + String.join(", ", clientBound) + ": there the client, not the server, set the throughput.";
+        }
+        if (!bystanders.isEmpty()) {
+            s += " The servers' core used meanwhile by the servers not measured (the other targets' processes, idle, and "
+                    + "redis-server outside the Redis-backed router's rounds), in the rounds of: "
+                    + String.join("; ", bystanders) + ".";
         }
         return s;
     }

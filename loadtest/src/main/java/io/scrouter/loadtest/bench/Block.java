@@ -90,6 +90,13 @@ record Block(SessionMix load, int inFlight, int routers, Map<Target, List<Round>
         return v.isEmpty() ? null : Spread.of(v);
     }
 
+    /** The other servers' percent of the servers' core during the target's rounds ({@link CpuTimes#bystanderTicks}). */
+    Spread bystanderPercent(Target t) {
+        List<Double> v = of(t).stream().map(r -> 100 * r.cpu().bystanderShareOfServerCore()).filter(x -> !x.isNaN())
+                .toList();
+        return v.isEmpty() ? null : Spread.of(v);
+    }
+
     long errors(Target t) {
         return of(t).stream().mapToLong(Round::errors).sum();
     }

@@ -21,9 +21,15 @@ import java.util.Map;
  * (not Linux): the report then says the CPU was not measured.
  */
 record CpuTimes(long processTicks, long jitTicks, Map<Long, Long> jitThreads, long serverCoreBusy, long serverCoreAll,
-                long clientCoreBusy, long clientCoreAll) {
+                long clientCoreBusy, long clientCoreAll, long bystanderTicks) {
 
-    static final CpuTimes NONE = new CpuTimes(-1, -1, Map.of(), -1, -1, -1, -1);
+    static final CpuTimes NONE = new CpuTimes(-1, -1, Map.of(), -1, -1, -1, -1, -1);
+
+    /** Without bystanders: no other server process was read. */
+    CpuTimes(long processTicks, long jitTicks, Map<Long, Long> jitThreads, long serverCoreBusy, long serverCoreAll,
+             long clientCoreBusy, long clientCoreAll) {
+        this(processTicks, jitTicks, jitThreads, serverCoreBusy, serverCoreAll, clientCoreBusy, clientCoreAll, -1);
+    }
 
     /** HotSpot's compiler threads as {@code /proc} names them: "C1 CompilerThread0", cut to 15 characters. */
     private static final List<String> JIT_THREADS = List.of("C1 CompilerThre", "C2 CompilerThre");
@@ -35,6 +41,15 @@ record CpuTimes(long processTicks, long jitTicks, Map<Long, Long> jitThreads, lo
 
     /** The processes' CPU so far and both cores' counters now. */
     static CpuTimes read(List<Long> pids) {
+        return read(pids, List.of());
+    }
+
+    /**
+     * As {@link #read(List)}, and the CPU so far of {@code bystanders}: the benchmark's other server processes,
+     * idle while {@code pids} are measured but sharing their core (their background work: timers, pings, pool
+     * polls, the JIT and the collector).
+     */
+    static CpuTimes read(List<Long> pids, List<Long> bystanders) {
         try {
             long ticks = 0;
             Map<Long, Long> jit = new HashMap<>();
@@ -43,11 +58,15 @@ record CpuTimes(long processTicks, long jitTicks, Map<Long, Long> jitThreads, lo
                 ticks += processTicks(Files.readString(proc.resolve("stat")));
                 jitThreads(proc.resolve("task"), jit);
             }
+            long others = 0;
+            for (long pid : bystanders) {
+                others += processTicks(Files.readString(Path.of("/proc", Long.toString(pid), "stat")));
+            }
             String stat = Files.readString(Path.of("/proc/stat"));
             long[] server = coreTicks(stat, Cores.SERVER_CORE);
             long[] client = coreTicks(stat, Cores.CLIENT_CORE);
             return new CpuTimes(ticks, jit.values().stream().mapToLong(Long::longValue).sum(), jit, server[0],
-                    server[1], client[0], client[1]);
+                    server[1], client[0], client[1], bystanders.isEmpty() ? -1 : others);
         } catch (IOException | RuntimeException e) {
             return NONE;
         }
@@ -67,7 +86,8 @@ record CpuTimes(long processTicks, long jitTicks, Map<Long, Long> jitThreads, lo
         }
         return new CpuTimes(processTicks - before.processTicks, jit, Map.of(), serverCoreBusy - before.serverCoreBusy,
                 serverCoreAll - before.serverCoreAll, clientCoreBusy - before.clientCoreBusy,
-                clientCoreAll - before.clientCoreAll);
+                clientCoreAll - before.clientCoreAll,
+                bystanderTicks < 0 || before.bystanderTicks < 0 ? -1 : bystanderTicks - before.bystanderTicks);
     }
 
     /** Microseconds of the processes' CPU per answer; NaN when not measured or nothing was answered. */
@@ -82,6 +102,12 @@ record CpuTimes(long processTicks, long jitTicks, Map<Long, Long> jitThreads, lo
 
     double serverCoreBusyShare() {
         return measured() && serverCoreAll > 0 ? (double) serverCoreBusy / serverCoreAll : Double.NaN;
+    }
+
+    /** The bystanders' CPU as a share of the servers' core over the same time; NaN when not read. */
+    double bystanderShareOfServerCore() {
+        return measured() && bystanderTicks >= 0 && serverCoreAll > 0 ? (double) bystanderTicks / serverCoreAll
+                : Double.NaN;
     }
 
     double clientCoreBusyShare() {

@@ -206,23 +206,35 @@ public final class ProcessBench implements Callable<Integer> {
                 Target t = targets[(round + k) % targets.length];
                 double loadAverage = machine.sample();
                 List<Long> pids = servers.of(t, b.routers()).stream().map(ServerProcesses.Server::pid).toList();
-                BeforeReadings before = new BeforeReadings(servers, t, b.routers(), pids);
+                List<Long> bystanders = bystanders(servers, t, pids);
+                BeforeReadings before = new BeforeReadings(servers, t, b.routers(), pids, bystanders);
                 InFlightLoad.Figures f = new InFlightLoad(servers.calls(t, b.routers()))
                         .run(sessions, b.inFlight(), o.leadInSeconds() * 1000L, before::read, millis);
-                CpuTimes cpu = CpuTimes.read(pids).since(before.cpu);
+                CpuTimes cpu = CpuTimes.read(pids, bystanders).since(before.cpu);
                 RedisCommandStats redis = before.redis == null ? null
                         : RedisCommandStats.read(servers.redis().port()).since(before.redis);
                 RouterView router = routerView(servers, t, b.routers()).since(before.router);
                 b.add(Round.of(t, round, f, redis, loadAverage, router, cpu));
                 progress.say("%s, round %d/%d, %s: %.0f req/s, p50 %.3f ms, p99 %.3f ms, errors %d, CPU %.1f µs "
-                                + "per answer (JIT %.1f), cores busy: servers' %.0f%%, client's %.0f%% (load %.2f)",
+                                + "per answer (JIT %.1f), cores busy: servers' %.0f%% (other servers %.1f%%), "
+                                + "client's %.0f%% (load %.2f)",
                         b.title(), round + 1, o.rounds(), t.title(), f.perSecond(), f.p50Millis(), f.p99Millis(),
                         f.errors(), cpu.microsPerAnswer(f.answered()), cpu.jitMicrosPerAnswer(f.answered()),
-                        100 * cpu.serverCoreBusyShare(),
+                        100 * cpu.serverCoreBusyShare(), 100 * cpu.bystanderShareOfServerCore(),
                         100 * cpu.clientCoreBusyShare(), loadAverage);
                 Thread.sleep(PAUSE_BETWEEN_ROUNDS_MILLIS);
             }
         }
+    }
+
+    /**
+     * The server processes not measured in a round of {@code t}: the other targets' servers, idle then but on the
+     * same core, and redis-server unless {@code t} is the Redis-backed router (whose work Redis's CPU is part of).
+     */
+    private static List<Long> bystanders(ServerProcesses servers, Target t, List<Long> measured) {
+        long redis = servers.redis().pid();
+        return servers.pids().stream()
+                .filter(pid -> !measured.contains(pid) && !(t == Target.ROUTER_REDIS && pid == redis)).toList();
     }
 
     /**
@@ -234,15 +246,17 @@ public final class ProcessBench implements Callable<Integer> {
         private final Target target;
         private final int routers;
         private final List<Long> pids;
+        private final List<Long> bystanders;
         RouterView router;
         RedisCommandStats redis;
         CpuTimes cpu;
 
-        BeforeReadings(ServerProcesses servers, Target target, int routers, List<Long> pids) {
+        BeforeReadings(ServerProcesses servers, Target target, int routers, List<Long> pids, List<Long> bystanders) {
             this.servers = servers;
             this.target = target;
             this.routers = routers;
             this.pids = pids;
+            this.bystanders = bystanders;
         }
 
         void read() {
@@ -255,7 +269,7 @@ public final class ProcessBench implements Callable<Integer> {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException("interrupted while taking a round's readings", e);
             }
-            cpu = CpuTimes.read(pids);
+            cpu = CpuTimes.read(pids, bystanders);
         }
     }
 

@@ -182,6 +182,52 @@ class BenchFiguresTest {
     }
 
     @Test
+    void theOtherServersShareOfTheServersCoreIsReportedForEachTargetsRounds() {
+        Block b = new Block(SessionMix.NEW, 4, 1);
+        // 100 ticks of the servers' core per round; the other servers used 3, then 7 of them in the no-op's rounds,
+        // and 12 in each of the Redis-backed router's.
+        for (int i = 0; i < 2; i++) {
+            b.add(new Round(Target.NOOP, i, 1000, 0.1, 1.0, 1000, 0, new long[] {1000}, null, 0, java.util.Map.of(),
+                    RouterView.NONE, new CpuTimes(1, 0, java.util.Map.of(), 60, 100, 50, 100, 3 + 4 * i)));
+            b.add(new Round(Target.ROUTER_REDIS, i, 900, 0.1, 1.0, 1000, 0, new long[] {1000}, null, 0,
+                    java.util.Map.of(), RouterView.NONE,
+                    new CpuTimes(2, 0, java.util.Map.of(), 80, 100, 50, 100, 12)));
+        }
+        assertThat(BenchReport.cpuLine(b)).contains("the servers not measured",
+                "no-op's 5.0 [3.0–7.0]%", "router, Redis store's 12.0 [12.0–12.0]%");
+        Block unread = new Block(SessionMix.NEW, 4, 1);
+        unread.add(new Round(Target.NOOP, 0, 1000, 0.1, 1.0, 1000, 0, new long[] {1000}, null, 0, java.util.Map.of(),
+                RouterView.NONE, new CpuTimes(1, 0, java.util.Map.of(), 60, 100, 50, 100)));
+        assertThat(BenchReport.cpuLine(unread)).as("no bystanders read, nothing said").doesNotContain("not measured");
+    }
+
+    @Test
+    void aBystandersCpuIsCountedApartFromTheMeasuredProcesses() throws Exception {
+        // Measured: a process that only sleeps. Bystander: one that first spins a fixed count, then sleeps.
+        Process idle = new ProcessBuilder("sleep", "60").start();
+        Process busy = new ProcessBuilder("sh", "-c",
+                "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; exec sleep 60").start();
+        try {
+            CpuTimes before = CpuTimes.read(List.of(idle.pid()), List.of(busy.pid()));
+            assertThat(before.measured()).isTrue();
+            // The spin ends by exec'ing sleep; wait for that (bounded by the process's life: at most its sleep).
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(55);
+            while (!java.nio.file.Files.readString(java.nio.file.Path.of("/proc", Long.toString(busy.pid()), "comm"))
+                    .startsWith("sleep") && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            CpuTimes spent = CpuTimes.read(List.of(idle.pid()), List.of(busy.pid())).since(before);
+            assertThat(spent.processTicks()).as("the measured process only slept").isZero();
+            assertThat(spent.bystanderTicks()).as("the bystander's spin, counted apart").isPositive();
+            assertThat(CpuTimes.read(List.of(idle.pid())).since(before).bystanderTicks())
+                    .as("no bystanders read: none counted").isEqualTo(-1);
+        } finally {
+            idle.destroyForcibly();
+            busy.destroyForcibly();
+        }
+    }
+
+    @Test
     void theNoOpAnswersWithOneFixedRouteHeader() {
         var mutation = NoopProcessor.ROUTE.getRequestHeaders().getResponse().getHeaderMutation();
         assertThat(mutation.getSetHeadersList()).hasSize(1);
