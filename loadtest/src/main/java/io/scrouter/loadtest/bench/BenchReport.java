@@ -146,8 +146,8 @@ final class BenchReport {
                     + String.join(", ", clientBound) + ": there the client, not the server, set the throughput.";
         }
         if (!bystanders.isEmpty()) {
-            s += " The servers' core used meanwhile by the servers not measured (the other targets' processes, idle, and "
-                    + "redis-server outside the Redis-backed router's rounds), in the rounds of: "
+            s += " The servers' core used meanwhile by the servers not measured (the other targets' processes, idle, "
+                    + "and redis-server outside the Redis-backed router's rounds), in the rounds of: "
                     + String.join("; ", bystanders) + ".";
         }
         return s;
