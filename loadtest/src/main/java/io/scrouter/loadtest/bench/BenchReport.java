@@ -48,9 +48,9 @@ final class BenchReport {
             md.append("Note: ").append(c.note()).append("  \n");
         }
         md.append(String.format(Locale.ROOT, "%nEach block: one warm-up round of %d s per target (discarded), then %d rounds of "
-                + "%d s per target, interleaved (the order rotates every round)%s. Known sessions: %,d bound on every "
-                + "router before the first block. One `Process` stream per request; streams spread over the routers "
-                + "as Envoy's least-request (two random choices) spreads them. Latency: headers sent to answer "
+                + "%d s per target, interleaved (the order rotates every round)%s. Each router count has servers and a "
+                + "Redis of its own, started for it; known sessions: %,d bound on every router before its first "
+                + "block. One `Process` stream per request; streams spread over the routers as Envoy's least-request (two random choices) spreads them. Latency: headers sent to answer "
                 + "received, HdrHistogram. Ratios pair each router round with the no-op round of the same index; "
                 + "figures are `median [min–max]` over rounds.%n", c.warmupSeconds(), c.rounds(), c.seconds(),
                 leadIn(c.leadInSeconds()), c.known()));

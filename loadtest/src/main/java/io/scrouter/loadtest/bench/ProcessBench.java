@@ -17,8 +17,10 @@ import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.function.Supplier;
 
 /**
@@ -131,64 +133,90 @@ public final class ProcessBench implements Callable<Integer> {
         cores.pinClient();
         MachineLoad machine = new MachineLoad();
         progress.say("load average now %.2f", machine.sample());
-        int maxRouters = o.routers().stream().mapToInt(Integer::intValue).max().orElse(1);
-        Path dir = Files.createTempDirectory("scrouter-bench");
-        progress.say("starting servers (logs in %s) ...", dir);
-        try (ServerProcesses servers = ServerProcesses.start(dir, cores, List.of(Target.values()), maxRouters,
-                o.serverJvm(), progress)) {
-            List<String> othersBefore = MachineLoad.busiestOthers(servers.pids(), 3000, 5);
-            progress.say("other busy processes: %s", othersBefore);
-            int redisPort = servers.redis().port();
-            RedisCommandStats idleStart = RedisCommandStats.read(redisPort);
-            Thread.sleep(5_000);
-            RedisCommandStats idle = RedisCommandStats.read(redisPort).since(idleStart);
-            double idlePerSecond = idle.totalCalls() / 5.0;
-            progress.say("Redis while idle: %.0f commands/s %s", idlePerSecond, idle.calls());
-
-            List<String> known = SessionMix.knownSet(o.known());
-            for (Target t : Target.values()) {
-                for (ServerProcesses.Server s : servers.of(t, maxRouters)) {
-                    bind(s, known);
+        // Each router count gets servers of its own, started fresh: with one router measured, a second Redis-backed
+        // router on the same Redis would hear and cache every announcement of the measured one, and carry that work
+        // into the rounds that follow, the no-op's among them (loadtest/README.md, "The servers not measured").
+        List<Block> blocks = new ArrayList<>();
+        List<String> othersBefore = List.of();
+        List<String> othersAfter = List.of();
+        Map<Target, List<Double>> pauses = new EnumMap<>(Target.class);
+        String collector = "";
+        double idlePerSecond = 0;
+        String idleCalls = "";
+        for (int routers : o.routers()) {
+            Path dir = Files.createTempDirectory("scrouter-bench");
+            progress.say("starting servers for %d router%s (logs in %s) ...", routers, routers == 1 ? "" : "s", dir);
+            try (ServerProcesses servers = ServerProcesses.start(dir, cores, List.of(Target.values()), routers,
+                    o.serverJvm(), progress)) {
+                List<String> busiest = MachineLoad.busiestOthers(servers.pids(), 3000, 5);
+                progress.say("other busy processes: %s", busiest);
+                if (othersBefore.isEmpty()) {
+                    othersBefore = busiest;
+                    int redisPort = servers.redis().port();
+                    RedisCommandStats idleStart = RedisCommandStats.read(redisPort);
+                    Thread.sleep(5_000);
+                    RedisCommandStats idle = RedisCommandStats.read(redisPort).since(idleStart);
+                    idlePerSecond = idle.totalCalls() / 5.0;
+                    idleCalls = idle.calls().toString();
+                    progress.say("Redis while idle: %.0f commands/s %s", idlePerSecond, idle.calls());
+                    collector = GcPauses.collector(servers.gcLog(servers.of(Target.ROUTER_REDIS, 1).get(0).name()));
                 }
-                progress.say("%,d known sessions bound on every %s", known.size(), t.title());
-            }
-
-            List<Block> blocks = new ArrayList<>();
-            for (SessionMix load : o.loads()) {
-                List<Integer> inFlights = load == SessionMix.NEW ? List.of(o.newInFlight(), o.inFlight())
-                        : List.of(o.inFlight());
-                for (int inFlight : inFlights) {
-                    for (int routers : o.routers()) {
+                List<String> known = SessionMix.knownSet(o.known());
+                for (Target t : Target.values()) {
+                    for (ServerProcesses.Server s : servers.of(t, routers)) {
+                        bind(s, known);
+                    }
+                    progress.say("%,d known sessions bound on every %s", known.size(), t.title());
+                }
+                for (SessionMix load : o.loads()) {
+                    for (int inFlight : inFlights(load, o)) {
                         Block b = new Block(load, inFlight, routers);
                         runBlock(b, servers, load.sessions(known), o, progress, machine);
                         blocks.add(b);
                     }
                 }
-            }
-            List<String> othersAfter = MachineLoad.busiestOthers(servers.pids(), 3000, 5);
-            List<String> gc = new ArrayList<>();
-            for (Target t : Target.values()) {
-                List<Double> pauses = new ArrayList<>();
-                for (ServerProcesses.Server s : servers.of(t, maxRouters)) {
-                    pauses.addAll(GcPauses.read(servers.gcLog(s.name())));
+                othersAfter = MachineLoad.busiestOthers(servers.pids(), 3000, 5);
+                for (Target t : Target.values()) {
+                    for (ServerProcesses.Server s : servers.of(t, routers)) {
+                        pauses.computeIfAbsent(t, x -> new ArrayList<>())
+                                .addAll(GcPauses.read(servers.gcLog(s.name())));
+                    }
                 }
-                gc.add(t.title() + ": " + GcPauses.summary(pauses));
             }
-            BenchReport.Context c = new BenchReport.Context(command, started, machineLine(), cores.describe(),
-                    String.join(" ", o.serverJvm()) + "; collector chosen by the JVM: "
-                            + GcPauses.collector(servers.gcLog(servers.of(Target.ROUTER_REDIS, 1).get(0).name()))
-                            + " (a JVM started on one core sees one CPU); Java " + System.getProperty("java.version")
-                            + "; routers with their defaults plus the store settings",
-                    machine.summary(), othersBefore, othersAfter, o.note(), o.seconds(), o.warmupSeconds(),
-                    o.leadInSeconds(), o.rounds(), o.known(),
-                    idlePerSecond, idle.calls().toString(), gc);
-            String md = BenchReport.render(c, blocks);
-            Files.createDirectories(o.out().toAbsolutePath().getParent());
-            Files.writeString(o.out(), md);
-            System.out.println(md);
-            progress.say("written to %s", o.out());
         }
+        // Reported as before: by load, then in-flight count, then router count.
+        List<Block> ordered = new ArrayList<>();
+        for (SessionMix load : o.loads()) {
+            for (int inFlight : inFlights(load, o)) {
+                for (int routers : o.routers()) {
+                    blocks.stream().filter(b -> b.load() == load && b.inFlight() == inFlight && b.routers() == routers)
+                            .findFirst().ifPresent(ordered::add);
+                }
+            }
+        }
+        List<String> gc = new ArrayList<>();
+        for (Target t : Target.values()) {
+            gc.add(t.title() + ": " + GcPauses.summary(pauses.getOrDefault(t, List.of())));
+        }
+        BenchReport.Context c = new BenchReport.Context(command, started, machineLine(), cores.describe(),
+                String.join(" ", o.serverJvm()) + "; collector chosen by the JVM: " + collector
+                        + " (a JVM started on one core sees one CPU); Java " + System.getProperty("java.version")
+                        + "; routers with their defaults plus the store settings; fresh servers and Redis for each "
+                        + "router count",
+                machine.summary(), othersBefore, othersAfter, o.note(), o.seconds(), o.warmupSeconds(),
+                o.leadInSeconds(), o.rounds(), o.known(),
+                idlePerSecond, idleCalls, gc);
+        String md = BenchReport.render(c, ordered);
+        Files.createDirectories(o.out().toAbsolutePath().getParent());
+        Files.writeString(o.out(), md);
+        System.out.println(md);
+        progress.say("written to %s", o.out());
         return 0;
+    }
+
+    /** The in-flight counts a load runs at: new sessions at both, the others at {@code --in-flight}. */
+    private static List<Integer> inFlights(SessionMix load, Settings o) {
+        return load == SessionMix.NEW ? List.of(o.newInFlight(), o.inFlight()) : List.of(o.inFlight());
     }
 
     private static void runBlock(Block b, ServerProcesses servers, Supplier<String> sessions, Settings o,
