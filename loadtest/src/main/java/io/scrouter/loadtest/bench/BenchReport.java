@@ -51,11 +51,13 @@ final class BenchReport {
                 + "%d s per target, interleaved (the order rotates every round)%s. Each router count has servers and a "
                 + "Redis of its own, started for it; known sessions: %,d bound on every router before its first "
                 + "block. One `Process` stream per request; streams spread over the routers as Envoy's least-request "
-                + "(two random choices) spreads them. Latency: headers sent to answer received, HdrHistogram. Ratios pair each router round with the no-op round of the same index; "
+                + "(two random choices) spreads them. Latency: headers sent to answer received, HdrHistogram. Ratios "
+                + "pair each router round with the no-op round of the same index; "
                 + "figures are `median [min–max]` over rounds.%n", c.warmupSeconds(), c.rounds(), c.seconds(),
                 leadIn(c.leadInSeconds()), c.known()));
         md.append(String.format(Locale.ROOT, "%nRedis background while idle (the Redis-backed routers of the first "
-                + "router count: their polls, probes, counts, pings): %.0f commands/s (%s).%n", c.idleRedisCommandsPerSecond(), c.idleRedisCommands()));
+                + "router count: their polls, probes, counts, pings): %.0f commands/s (%s).%n",
+                c.idleRedisCommandsPerSecond(), c.idleRedisCommands()));
         for (Block b : blocks) {
             md.append("\n## ").append(b.title()).append("\n\n");
             md.append("| target | throughput (req/s) | p50 (ms) | p99 (ms) | throughput ÷ no-op | p99 ÷ no-op | errors |\n");
