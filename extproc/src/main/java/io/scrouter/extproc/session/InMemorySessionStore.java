@@ -1,11 +1,11 @@
 package io.scrouter.extproc.session;
 
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
 import java.util.function.LongSupplier;
 
 /**
@@ -13,14 +13,21 @@ import java.util.function.LongSupplier;
  * Good for one router (trying the service, tests); several routers need the shared Redis store.
  *
  * <p>Expiry is lazy (checked on read) plus a sweep when sessions are counted, which the pool refresher does
- * on every poll; so memory stays bounded by live sessions without a timer thread of its own.
+ * on every poll; so memory stays bounded by live sessions without a timer thread of its own. Counting and the
+ * sweep go by expiry time ({@link ExpiryIndex}), not over every binding: their cost does not grow with the
+ * number of sessions held.
+ *
+ * <p>Every change of a binding goes through one atomic update of the map ({@code compute} and its kin), which
+ * also tells the index, so the two never disagree about a session.
  */
 public final class InMemorySessionStore implements SessionStore {
 
-    private record Entry(Binding binding, long expiresAtMillis) {
+    /** A session's binding and when it expires. */
+    record Entry(Binding binding, long expiresAtMillis) {
     }
 
-    private final Map<String, Entry> sessions = new ConcurrentHashMap<>();
+    private final ConcurrentMap<String, Entry> sessions = new ConcurrentHashMap<>();
+    private final ExpiryIndex index = new ExpiryIndex(sessions);
     private final long idleTtlMillis;
     private final long lostTtlMillis;
     private final long releaseGraceMillis;
@@ -37,14 +44,21 @@ public final class InMemorySessionStore implements SessionStore {
         return new Entry(Binding.to(replica), now + idleTtlMillis);
     }
 
+    /** {@code next}, once the index knows; called inside the map's atomic update of {@code id}. */
+    private Entry indexed(String id, Entry old, Entry next) {
+        index.changed(id, old, next);
+        return next;
+    }
+
     @Override
     public CompletableFuture<Optional<Binding>> find(String sessionId) {
         long now = clock.getAsLong();
         Entry e = sessions.computeIfPresent(sessionId, (id, old) -> {
             if (old.expiresAtMillis() <= now) {
-                return null;
+                return indexed(id, old, null);
             }
-            return old.binding().state() == Binding.State.LIVE ? live(old.binding().bound(), now) : old;
+            return old.binding().state() == Binding.State.LIVE ? indexed(id, old, live(old.binding().bound(), now))
+                    : old;
         });
         return CompletableFuture.completedFuture(Optional.ofNullable(e).map(Entry::binding));
     }
@@ -55,10 +69,10 @@ public final class InMemorySessionStore implements SessionStore {
         boolean[] created = {false};
         Entry e = sessions.compute(sessionId, (id, old) -> {
             if (old != null && old.expiresAtMillis() > now) {
-                return old.binding().lost() ? old : live(old.binding().bound(), now);
+                return old.binding().lost() ? old : indexed(id, old, live(old.binding().bound(), now));
             }
             created[0] = true;
-            return live(replicaIfNew, now);
+            return indexed(id, old, live(replicaIfNew, now));
         });
         return CompletableFuture.completedFuture(new Lookup(e.binding(), created[0]));
     }
@@ -72,15 +86,17 @@ public final class InMemorySessionStore implements SessionStore {
     public CompletableFuture<Binding> claim(String sessionId, String replica) {
         long now = clock.getAsLong();
         Entry e = sessions.compute(sessionId, (id, old) -> old != null && old.expiresAtMillis() > now
-                && old.binding().lost() ? old : live(replica, now));
+                && old.binding().lost() ? old : indexed(id, old, live(replica, now)));
         return CompletableFuture.completedFuture(e.binding());
     }
 
     @Override
     public CompletableFuture<Boolean> touch(String sessionId, String replica) {
         long now = clock.getAsLong();
-        Entry e = sessions.computeIfPresent(sessionId, (id, old) -> old.expiresAtMillis() <= now ? null
-                : old.binding().routable() && old.binding().bound().equals(replica) ? live(replica, now) : old);
+        Entry e = sessions.computeIfPresent(sessionId, (id, old) -> old.expiresAtMillis() <= now
+                ? indexed(id, old, null)
+                : old.binding().routable() && old.binding().bound().equals(replica)
+                ? indexed(id, old, live(replica, now)) : old);
         return CompletableFuture.completedFuture(e != null && e.binding().equals(Binding.to(replica)));
     }
 
@@ -89,7 +105,7 @@ public final class InMemorySessionStore implements SessionStore {
         long now = clock.getAsLong();
         sessions.computeIfPresent(sessionId, (id, old) -> old.expiresAtMillis() > now
                 && old.binding().equals(Binding.to(replica))
-                ? new Entry(Binding.releasedFrom(replica), now + releaseGraceMillis) : old);
+                ? indexed(id, old, new Entry(Binding.releasedFrom(replica), now + releaseGraceMillis)) : old);
         return CompletableFuture.completedFuture(null);
     }
 
@@ -109,40 +125,13 @@ public final class InMemorySessionStore implements SessionStore {
         return CompletableFuture.completedFuture(count(replicaIds, recentWithinMillis));
     }
 
-    /**
-     * Both counts and the sweep of expired bindings in one pass over every binding: the pool polls every second,
-     * and an embedded store can hold a million sessions.
-     */
+    /** Both counts and the sweep of expired bindings, by expiry time ({@link ExpiryIndex}). */
     private Counts count(Collection<String> replicaIds, long recentWithinMillis) {
         // A live entry expires one idle TTL after its last push, so it was pushed within the window exactly when
         // it expires later than now + idleTtl - window (and it must not have expired): the Redis index's test.
         long now = clock.getAsLong();
         long pushedAfter = Math.max(now, now + idleTtlMillis - recentWithinMillis);
-        Map<String, long[]> tally = new HashMap<>();
-        for (String id : replicaIds) {
-            tally.put(id, new long[2]);
-        }
-        sessions.forEach((id, e) -> {
-            if (e.expiresAtMillis() <= now) {
-                // Only this entry: a binding made since the read replaced it and stays.
-                sessions.remove(id, e);
-            } else if (e.binding().state() == Binding.State.LIVE) {
-                long[] t = tally.get(e.binding().replicaId());
-                if (t != null) {
-                    t[0]++;
-                    if (e.expiresAtMillis() > pushedAfter) {
-                        t[1]++;
-                    }
-                }
-            }
-        });
-        Map<String, Long> live = new HashMap<>();
-        Map<String, Long> recent = new HashMap<>();
-        tally.forEach((id, t) -> {
-            live.put(id, t[0]);
-            recent.put(id, t[1]);
-        });
-        return new Counts(live, recent);
+        return index.count(replicaIds, now, pushedAfter);
     }
 
     @Override
@@ -151,18 +140,32 @@ public final class InMemorySessionStore implements SessionStore {
         Binding live = Binding.to(replica);
         Binding plain = Binding.to(Binding.replicaIdOf(replica));
         long[] marked = {0};
-        sessions.replaceAll((id, e) -> {
-            if ((e.binding().equals(live) || e.binding().equals(plain)) && e.expiresAtMillis() > now) {
-                marked[0]++;
-                return new Entry(e.binding().as(Binding.State.LOST), now + lostTtlMillis);
-            }
-            return e;
-        });
+        // One atomic update per session (replaceAll may apply its function more than once, and the index must
+        // hear of each change once); a replica leaving is rare enough for a walk over every binding.
+        for (String sessionId : sessions.keySet()) {
+            sessions.computeIfPresent(sessionId, (id, e) -> {
+                if ((e.binding().equals(live) || e.binding().equals(plain)) && e.expiresAtMillis() > now) {
+                    marked[0]++;
+                    return indexed(id, e, new Entry(e.binding().as(Binding.State.LOST), now + lostTtlMillis));
+                }
+                return e;
+            });
+        }
         return CompletableFuture.completedFuture(marked[0]);
     }
 
     /** Number of bindings held, expired ones included until the next sweep (for memory checks). */
     public int size() {
         return sessions.size();
+    }
+
+    /** Bindings the last count looked at one by one, the rest being read from the index's tallies (for tests). */
+    long lastCountExamined() {
+        return index.lastExamined();
+    }
+
+    /** Expiry slots the index holds (for tests). */
+    int expirySlots() {
+        return index.slotCount();
     }
 }
