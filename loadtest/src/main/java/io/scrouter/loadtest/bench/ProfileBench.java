@@ -242,8 +242,10 @@ public final class ProfileBench implements Callable<Integer> {
         } else {
             s.append("\nGC: no collection during the recording.\n");
         }
-        s.append(String.format(Locale.ROOT, "%nAllocation (JFR samples' weights): about %,.0f bytes per request; top sites:%n%n",
-                (double) d.allocatedBytes() / n));
+        s.append(String.format(Locale.ROOT, "%nAllocation (JFR samples' weights): about %,.0f bytes per request. Each "
+                        + "thread's first sample is left out (%,d samples, %,.1f MB): its weight is what the thread "
+                        + "allocated before the recording started. Top sites:%n%n",
+                (double) d.allocatedBytes() / n, d.leftOutSamples(), d.leftOutBytes() / 1e6));
         s.append("| site (innermost non-JDK frame, type) | bytes/request |\n|---|---:|\n");
         d.allocationBySite().entrySet().stream().sorted(Map.Entry.comparingByValue(Comparator.reverseOrder())).limit(10)
                 .forEach(e -> s.append(String.format(Locale.ROOT, "| `%s` | %.0f |%n", e.getKey(), (double) e.getValue() / n)));

@@ -9,15 +9,26 @@ import jdk.jfr.consumer.RecordingFile;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * What a JFR recording of the router says about the request path: CPU samples as folded stacks (for the flame
  * graph) and by library, samples that pass through given methods, samples per thread group, garbage-collection
  * pauses, and sampled allocation by site. Read with the JDK's own {@code jdk.jfr.consumer} API.
+ *
+ * <p>Allocation: a {@code jdk.ObjectAllocationSample}'s weight is what its thread allocated since the thread's
+ * previous sample, and a thread's first sample in a recording started on a running JVM ({@code jcmd JFR.start})
+ * has no previous one in it: its weight is what the thread allocated before, from its start or an earlier
+ * recording's last sample on. For the request path's event loop after a warm-up that is gigabytes in one sample,
+ * charged to whatever site it happened to land on. Each thread's first sample is therefore left out of the
+ * figures and counted apart ({@link #leftOutBytes()}).
  *
  * <p>Library attribution: a sample is charged to the library of its innermost frame that is not the JDK's
  * ({@code java.*}, {@code jdk.*}, {@code sun.*}), so time in {@code HashMap.get} called by Caffeine counts as
@@ -53,8 +64,15 @@ public final class JfrDigest {
     private final Map<String, Long> allocationBySite = new HashMap<>();
     private final List<Duration> gcPauses = new ArrayList<>();
     private final List<String> markers;
+    private final List<Allocation> allocations = new ArrayList<>();
     private long samples;
     private long allocatedBytes;
+    private long leftOutSamples;
+    private long leftOutBytes;
+
+    /** One allocation sample, kept until the recording is read so that each thread's first can be told. */
+    private record Allocation(long threadId, Instant at, long weight, String site) {
+    }
 
     private JfrDigest(List<String> markers) {
         this.markers = List.copyOf(markers);
@@ -71,6 +89,7 @@ public final class JfrDigest {
                 d.accept(file.readEvent());
             }
         }
+        d.tallyAllocations();
         return d;
     }
 
@@ -130,7 +149,7 @@ public final class JfrDigest {
 
     private void allocation(RecordedEvent e) {
         long weight = e.getLong("weight");
-        allocatedBytes += weight;
+        RecordedThread thread = e.getThread("eventThread");
         RecordedStackTrace st = e.getStackTrace();
         String site = "?";
         if (st != null) {
@@ -142,7 +161,24 @@ public final class JfrDigest {
             }
         }
         String type = e.getClass("objectClass") == null ? "?" : simple(e.getClass("objectClass").getName());
-        allocationBySite.merge(site + " (" + type + ")", weight, Long::sum);
+        allocations.add(new Allocation(thread == null ? -1 : thread.getId(), e.getStartTime(), weight,
+                site + " (" + type + ")"));
+    }
+
+    /** Every thread's samples in time order, the first of each left out (see the class comment). */
+    private void tallyAllocations() {
+        allocations.sort(Comparator.comparing(Allocation::at));
+        Set<Long> seen = new HashSet<>();
+        for (Allocation a : allocations) {
+            if (seen.add(a.threadId())) {
+                leftOutSamples++;
+                leftOutBytes += a.weight();
+                continue;
+            }
+            allocatedBytes += a.weight();
+            allocationBySite.merge(a.site(), a.weight(), Long::sum);
+        }
+        allocations.clear();
     }
 
     /** The library of a class, or null for the JDK's own classes. */
@@ -210,9 +246,19 @@ public final class JfrDigest {
         return gcPauses;
     }
 
-    /** Estimated bytes allocated (sum of the samples' weights). */
+    /** Estimated bytes allocated during the recording (sum of the samples' weights, first ones left out). */
     public long allocatedBytes() {
         return allocatedBytes;
+    }
+
+    /** Threads whose first allocation sample was left out: one each. */
+    public long leftOutSamples() {
+        return leftOutSamples;
+    }
+
+    /** The weight of the samples left out: allocation from before the recording, as far as the samples say. */
+    public long leftOutBytes() {
+        return leftOutBytes;
     }
 
     public Map<String, Long> allocationBySite() {
