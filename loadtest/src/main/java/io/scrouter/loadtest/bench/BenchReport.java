@@ -115,6 +115,8 @@ final class BenchReport {
         List<String> busy = new ArrayList<>();
         List<String> clientBound = new ArrayList<>();
         List<String> bystanders = new ArrayList<>();
+        List<String> steal = new ArrayList<>();
+        boolean anySteal = false;
         for (Target t : Target.values()) {
             Spread cost = b.cpuPerAnswer(t);
             if (cost == null) {
@@ -136,6 +138,12 @@ final class BenchReport {
             if (others != null) {
                 bystanders.add(t.title() + "'s " + others.format("%.1f") + "%");
             }
+            Spread serverSteal = b.stealPercent(t, false);
+            Spread clientSteal = b.stealPercent(t, true);
+            if (serverSteal != null && clientSteal != null) {
+                anySteal |= serverSteal.max() > 0 || clientSteal.max() > 0;
+                steal.add(t.title() + "'s " + serverSteal.format("%.1f") + "% and " + clientSteal.format("%.1f") + "%");
+            }
         }
         if (costs.isEmpty()) {
             return "";
@@ -151,6 +159,11 @@ final class BenchReport {
             s += " The servers' core used meanwhile by the servers not measured (the other targets' processes, idle, "
                     + "and redis-server outside the Redis-backed router's rounds), in the rounds of: "
                     + String.join("; ", bystanders) + ".";
+        }
+        if (anySteal) {
+            s += " Of the cores' busy time, the host took (steal, `/proc/stat`: the hypervisor ran something else "
+                    + "while this machine had work for the core) of the servers' and of the client's core, in the "
+                    + "rounds of: " + String.join("; ", steal) + ".";
         }
         return s;
     }

@@ -90,6 +90,12 @@ record Block(SessionMix load, int inFlight, int routers, Map<Target, List<Round>
         return v.isEmpty() ? null : Spread.of(v);
     }
 
+    /** The host's steal, in percent of the servers' core (or, with {@code client}, the client's), in {@code t}'s rounds. */
+    Spread stealPercent(Target t, boolean client) {
+        List<Double> v = of(t).stream().map(r -> 100 * r.cpu().stealShare(client)).filter(x -> !x.isNaN()).toList();
+        return v.isEmpty() ? null : Spread.of(v);
+    }
+
     /** The other servers' percent of the servers' core during the target's rounds ({@link CpuTimes#bystanderTicks}). */
     Spread bystanderPercent(Target t) {
         List<Double> v = of(t).stream().map(r -> 100 * r.cpu().bystanderShareOfServerCore()).filter(x -> !x.isNaN())

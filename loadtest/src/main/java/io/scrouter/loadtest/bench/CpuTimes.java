@@ -19,16 +19,29 @@ import java.util.Map;
  * stops compiler threads with demand, and a thread that ended during a round takes its CPU of that round with it
  * (undercounted), while one that started is counted whole. {@link #NONE} where {@code /proc} cannot be read
  * (not Linux): the report then says the CPU was not measured.
+ *
+ * <p>On a virtual machine a core's time also holds <em>steal</em>: time the hypervisor ran something else while
+ * this machine had work for the core ({@code /proc/stat}'s eighth column). It counts as busy, since the core was
+ * not free for the benchmark, and is kept apart ({@code serverCoreSteal}, {@code clientCoreSteal}) because it
+ * slows every target by the host's load, not by its own; -1 where not read.
  */
 record CpuTimes(long processTicks, long jitTicks, Map<Long, Long> jitThreads, long serverCoreBusy, long serverCoreAll,
-                long clientCoreBusy, long clientCoreAll, long bystanderTicks) {
+                long clientCoreBusy, long clientCoreAll, long bystanderTicks, long serverCoreSteal,
+                long clientCoreSteal) {
 
-    static final CpuTimes NONE = new CpuTimes(-1, -1, Map.of(), -1, -1, -1, -1, -1);
+    static final CpuTimes NONE = new CpuTimes(-1, -1, Map.of(), -1, -1, -1, -1, -1, -1, -1);
 
-    /** Without bystanders: no other server process was read. */
+    /** Without bystanders: no other server process was read; steal not read. */
     CpuTimes(long processTicks, long jitTicks, Map<Long, Long> jitThreads, long serverCoreBusy, long serverCoreAll,
              long clientCoreBusy, long clientCoreAll) {
         this(processTicks, jitTicks, jitThreads, serverCoreBusy, serverCoreAll, clientCoreBusy, clientCoreAll, -1);
+    }
+
+    /** Steal not read. */
+    CpuTimes(long processTicks, long jitTicks, Map<Long, Long> jitThreads, long serverCoreBusy, long serverCoreAll,
+             long clientCoreBusy, long clientCoreAll, long bystanderTicks) {
+        this(processTicks, jitTicks, jitThreads, serverCoreBusy, serverCoreAll, clientCoreBusy, clientCoreAll,
+                bystanderTicks, -1, -1);
     }
 
     /** HotSpot's compiler threads as {@code /proc} names them: "C1 CompilerThread0", cut to 15 characters. */
@@ -66,7 +79,7 @@ record CpuTimes(long processTicks, long jitTicks, Map<Long, Long> jitThreads, lo
             long[] server = coreTicks(stat, Cores.SERVER_CORE);
             long[] client = coreTicks(stat, Cores.CLIENT_CORE);
             return new CpuTimes(ticks, jit.values().stream().mapToLong(Long::longValue).sum(), jit, server[0],
-                    server[1], client[0], client[1], bystanders.isEmpty() ? -1 : others);
+                    server[1], client[0], client[1], bystanders.isEmpty() ? -1 : others, server[2], client[2]);
         } catch (IOException | RuntimeException e) {
             return NONE;
         }
@@ -86,8 +99,13 @@ record CpuTimes(long processTicks, long jitTicks, Map<Long, Long> jitThreads, lo
         }
         return new CpuTimes(processTicks - before.processTicks, jit, Map.of(), serverCoreBusy - before.serverCoreBusy,
                 serverCoreAll - before.serverCoreAll, clientCoreBusy - before.clientCoreBusy,
-                clientCoreAll - before.clientCoreAll,
-                bystanderTicks < 0 || before.bystanderTicks < 0 ? -1 : bystanderTicks - before.bystanderTicks);
+                clientCoreAll - before.clientCoreAll, difference(bystanderTicks, before.bystanderTicks),
+                difference(serverCoreSteal, before.serverCoreSteal), difference(clientCoreSteal, before.clientCoreSteal));
+    }
+
+    /** {@code now - then}, or -1 if either was not read. */
+    private static long difference(long now, long then) {
+        return now < 0 || then < 0 ? -1 : now - then;
     }
 
     /** Microseconds of the processes' CPU per answer; NaN when not measured or nothing was answered. */
@@ -112,6 +130,13 @@ record CpuTimes(long processTicks, long jitTicks, Map<Long, Long> jitThreads, lo
 
     double clientCoreBusyShare() {
         return measured() && clientCoreAll > 0 ? (double) clientCoreBusy / clientCoreAll : Double.NaN;
+    }
+
+    /** The share of the servers' core (or, with {@code client}, the client's) the host took; NaN when not read. */
+    double stealShare(boolean client) {
+        long steal = client ? clientCoreSteal : serverCoreSteal;
+        long all = client ? clientCoreAll : serverCoreAll;
+        return measured() && steal >= 0 && all > 0 ? (double) steal / all : Double.NaN;
     }
 
     /**
@@ -148,8 +173,9 @@ record CpuTimes(long processTicks, long jitTicks, Map<Long, Long> jitThreads, lo
     }
 
     /**
-     * Busy and all ticks of one core from {@code /proc/stat} ({@code cpuN user nice system idle iowait irq softirq
-     * steal ...}): busy is everything but idle and iowait; guest time is already inside user and nice.
+     * Busy, all and steal ticks of one core from {@code /proc/stat} ({@code cpuN user nice system idle iowait irq
+     * softirq steal ...}): busy is everything but idle and iowait, steal included; guest time is already inside
+     * user and nice. Steal is 0 where the line has no such column.
      */
     static long[] coreTicks(String procStat, int core) {
         String prefix = "cpu" + core + " ";
@@ -161,7 +187,8 @@ record CpuTimes(long processTicks, long jitTicks, Map<Long, Long> jitThreads, lo
                     all += Long.parseLong(f[i]);
                 }
                 long idle = Long.parseLong(f[3]) + (f.length > 4 ? Long.parseLong(f[4]) : 0);
-                return new long[] {all - idle, all};
+                long steal = f.length > 7 ? Long.parseLong(f[7]) : 0;
+                return new long[] {all - idle, all, steal};
             }
         }
         throw new IllegalArgumentException("no line for cpu" + core + " in /proc/stat");

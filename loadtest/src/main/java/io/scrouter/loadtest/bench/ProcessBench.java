@@ -244,12 +244,13 @@ public final class ProcessBench implements Callable<Integer> {
                 RouterView router = routerView(servers, t, b.routers()).since(before.router);
                 b.add(Round.of(t, round, f, redis, loadAverage, router, cpu));
                 progress.say("%s, round %d/%d, %s: %.0f req/s, p50 %.3f ms, p99 %.3f ms, errors %d, CPU %.1f µs "
-                                + "per answer (JIT %.1f), cores busy: servers' %.0f%% (other servers %.1f%%), "
-                                + "client's %.0f%% (load %.2f)",
+                                + "per answer (JIT %.1f), cores busy: servers' %.0f%% (other servers %.1f%%, "
+                                + "host's steal %.1f%%), client's %.0f%% (steal %.1f%%) (load %.2f)",
                         b.title(), round + 1, o.rounds(), t.title(), f.perSecond(), f.p50Millis(), f.p99Millis(),
                         f.errors(), cpu.microsPerAnswer(f.answered()), cpu.jitMicrosPerAnswer(f.answered()),
                         100 * cpu.serverCoreBusyShare(), 100 * cpu.bystanderShareOfServerCore(),
-                        100 * cpu.clientCoreBusyShare(), loadAverage);
+                        100 * cpu.stealShare(false), 100 * cpu.clientCoreBusyShare(), 100 * cpu.stealShare(true),
+                        loadAverage);
                 Thread.sleep(PAUSE_BETWEEN_ROUNDS_MILLIS);
             }
         }

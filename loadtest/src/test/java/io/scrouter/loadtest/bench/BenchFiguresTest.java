@@ -154,8 +154,36 @@ class BenchFiguresTest {
                 cpu1 10 0 10 70 10 0 0 0 0 0
                 intr 1 2 3
                 """;
-        assertThat(CpuTimes.coreTicks(procStat, 0)).containsExactly(100 + 5 + 50 + 3 + 7 + 15, 1000);
-        assertThat(CpuTimes.coreTicks(procStat, 1)).containsExactly(20, 100);
+        // busy, all, and the steal (eighth column) within busy
+        assertThat(CpuTimes.coreTicks(procStat, 0)).containsExactly(100 + 5 + 50 + 3 + 7 + 15, 1000, 15);
+        assertThat(CpuTimes.coreTicks(procStat, 1)).containsExactly(20, 100, 0);
+        assertThat(CpuTimes.coreTicks("cpu0 10 0 10 70 10\n", 0)).as("a line without a steal column")
+                .containsExactly(20, 100, 0);
+    }
+
+    @Test
+    void theHostsStealIsReportedPerTargetAndOnlyWhenThereWasAny() {
+        Block b = new Block(SessionMix.KNOWN, 32, 1);
+        // 200 ticks per core per round; the host took 10 then 30 of the servers' core in the no-op's rounds, 50 in
+        // the router's, and 4 of the client's core in every round.
+        for (int i = 0; i < 2; i++) {
+            b.add(new Round(Target.NOOP, i, 1000, 0.1, 1.0, 1000, 0, new long[] {1000}, null, 0, java.util.Map.of(),
+                    RouterView.NONE, new CpuTimes(1, 0, java.util.Map.of(), 120, 200, 100, 200, -1, 10 + 20 * i, 4)));
+            b.add(new Round(Target.ROUTER_REDIS, i, 900, 0.1, 1.0, 1000, 0, new long[] {1000}, null, 0,
+                    java.util.Map.of(), RouterView.NONE,
+                    new CpuTimes(2, 0, java.util.Map.of(), 160, 200, 100, 200, -1, 50, 4)));
+        }
+        assertThat(BenchReport.cpuLine(b)).contains("the host took", "no-op's 10.0 [5.0–15.0]% and 2.0 [2.0–2.0]%",
+                "router, Redis store's 25.0 [25.0–25.0]% and 2.0 [2.0–2.0]%");
+
+        Block calm = new Block(SessionMix.KNOWN, 32, 1);
+        calm.add(new Round(Target.NOOP, 0, 1000, 0.1, 1.0, 1000, 0, new long[] {1000}, null, 0, java.util.Map.of(),
+                RouterView.NONE, new CpuTimes(1, 0, java.util.Map.of(), 120, 200, 100, 200, -1, 0, 0)));
+        assertThat(BenchReport.cpuLine(calm)).as("no steal, nothing said").doesNotContain("the host took");
+        CpuTimes before = new CpuTimes(0, 0, java.util.Map.of(), 0, 0, 0, 0, -1, 100, 7);
+        CpuTimes after = new CpuTimes(0, 0, java.util.Map.of(), 0, 200, 0, 200, -1, 130, 9);
+        assertThat(after.since(before).stealShare(false)).isCloseTo(0.15, within(1e-9));
+        assertThat(after.since(before).stealShare(true)).isCloseTo(0.01, within(1e-9));
     }
 
     @Test
