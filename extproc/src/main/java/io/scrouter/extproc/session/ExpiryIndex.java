@@ -12,6 +12,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.function.LongConsumer;
 
 /**
  * The embedded store's bindings grouped by when they expire, so that the pool's poll can count live and recent
@@ -30,9 +31,10 @@ import java.util.concurrent.ConcurrentSkipListMap;
  * map; the two locks are therefore always taken in one order, the session's and then a slot's.
  *
  * <p>What a count may see of bindings that change while it runs: a moved binding enters its new slot before it
- * leaves the old one, and bindings only move to later slots while they stay live (an idle expiry is only ever
- * pushed back); a count reads the slots in time order, so such a binding is counted once or, if it moved between
- * the two reads, twice, never not at all. The store's contract asks for exactly that: every binding made before
+ * leaves the old one, and a live binding only moves to later slots (the store never brings a live binding's expiry
+ * forward, even when two calls apply out of the order of their clock readings); a count reads the slots in time
+ * order, looking each next slot up only after reading the one before, so such a binding is counted once or, if it
+ * moved between the two reads, twice, never not at all. The store's contract asks for exactly that: every binding made before
  * the call, and an overcount in the safe direction only ({@link SessionStore#countSessions(Collection)}).
  */
 final class ExpiryIndex {
@@ -58,6 +60,9 @@ final class ExpiryIndex {
 
     /** Bindings a count looked at one by one, for tests that hold counting independent of the store's size. */
     private volatile long lastExamined;
+
+    /** Run by a count with each slot's key just before it reads the slot (tests: a change at that moment). */
+    private volatile LongConsumer beforeReadingSlot;
 
     ExpiryIndex(ConcurrentMap<String, Entry> sessions) {
         this.sessions = sessions;
@@ -155,11 +160,18 @@ final class ExpiryIndex {
         // are read from their tallies afterwards, in time order.
         long examined = countOneByOne(nowSlot, now, tally, 0, true);
         examined += countOneByOne(recentSlot, pushedAfter, tally, 1, false);
-        for (Map.Entry<Long, Slot> e : slots.tailMap(nowSlot, false).entrySet()) {
+        Map.Entry<Long, Slot> e = slots.higherEntry(nowSlot);
+        while (e != null) {
             long key = e.getKey();
             Slot slot = e.getValue();
+            LongConsumer hook = beforeReadingSlot;
+            if (hook != null) {
+                hook.accept(key);
+            }
+            boolean closed;
             synchronized (slot) {
-                for (Map.Entry<String, long[]> t : tally.entrySet()) {
+                closed = slot.closed;
+                for (Map.Entry<String, long[]> t : closed ? Map.<String, long[]>of().entrySet() : tally.entrySet()) {
                     long[] n = slot.live.get(t.getKey());
                     if (n != null) {
                         t.getValue()[0] += n[0];
@@ -169,6 +181,12 @@ final class ExpiryIndex {
                     }
                 }
             }
+            Slot again = closed ? slots.get(key) : null;
+            // A slot emptied while we looked holds nothing; one created again under its key is read in its place.
+            // The next slot is looked up only after this one was read, never before (as an iterator would): a
+            // binding that left this slot before the read had entered its later slot first, so that slot is in
+            // the map by now and is read next.
+            e = again != null && again != slot ? Map.entry(key, again) : slots.higherEntry(key);
         }
         lastExamined = examined;
         Map<String, Long> live = new HashMap<>();
@@ -245,6 +263,11 @@ final class ExpiryIndex {
             changed(k, e, null);
             return null;
         });
+    }
+
+    /** Sets what a count runs just before it reads each slot after the first threshold (tests only). */
+    void beforeReadingSlot(LongConsumer hook) {
+        beforeReadingSlot = hook;
     }
 
     /** Slots held (for tests: empty ones must not pile up). */

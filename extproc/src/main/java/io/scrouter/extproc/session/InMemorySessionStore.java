@@ -44,6 +44,18 @@ public final class InMemorySessionStore implements SessionStore {
         return new Entry(Binding.to(replica), now + idleTtlMillis);
     }
 
+    /**
+     * Live on {@code replica} from {@code now}, never expiring earlier than {@code old} if that was live: two calls
+     * for one session may apply out of the order of their clock readings, and the expiry index's counts rely on a
+     * live binding only ever moving to a later expiry ({@link ExpiryIndex}).
+     */
+    private Entry pushed(Entry old, String replica, long now) {
+        Entry next = live(replica, now);
+        return old != null && old.binding().state() == Binding.State.LIVE
+                && old.expiresAtMillis() > next.expiresAtMillis() ? new Entry(next.binding(), old.expiresAtMillis())
+                : next;
+    }
+
     /** {@code next}, once the index knows; called inside the map's atomic update of {@code id}. */
     private Entry indexed(String id, Entry old, Entry next) {
         index.changed(id, old, next);
@@ -57,8 +69,8 @@ public final class InMemorySessionStore implements SessionStore {
             if (old.expiresAtMillis() <= now) {
                 return indexed(id, old, null);
             }
-            return old.binding().state() == Binding.State.LIVE ? indexed(id, old, live(old.binding().bound(), now))
-                    : old;
+            return old.binding().state() == Binding.State.LIVE
+                    ? indexed(id, old, pushed(old, old.binding().bound(), now)) : old;
         });
         return CompletableFuture.completedFuture(Optional.ofNullable(e).map(Entry::binding));
     }
@@ -69,7 +81,7 @@ public final class InMemorySessionStore implements SessionStore {
         boolean[] created = {false};
         Entry e = sessions.compute(sessionId, (id, old) -> {
             if (old != null && old.expiresAtMillis() > now) {
-                return old.binding().lost() ? old : indexed(id, old, live(old.binding().bound(), now));
+                return old.binding().lost() ? old : indexed(id, old, pushed(old, old.binding().bound(), now));
             }
             created[0] = true;
             return indexed(id, old, live(replicaIfNew, now));
@@ -86,7 +98,7 @@ public final class InMemorySessionStore implements SessionStore {
     public CompletableFuture<Binding> claim(String sessionId, String replica) {
         long now = clock.getAsLong();
         Entry e = sessions.compute(sessionId, (id, old) -> old != null && old.expiresAtMillis() > now
-                && old.binding().lost() ? old : indexed(id, old, live(replica, now)));
+                && old.binding().lost() ? old : indexed(id, old, pushed(old, replica, now)));
         return CompletableFuture.completedFuture(e.binding());
     }
 
@@ -96,7 +108,7 @@ public final class InMemorySessionStore implements SessionStore {
         Entry e = sessions.computeIfPresent(sessionId, (id, old) -> old.expiresAtMillis() <= now
                 ? indexed(id, old, null)
                 : old.binding().routable() && old.binding().bound().equals(replica)
-                ? indexed(id, old, live(replica, now)) : old);
+                ? indexed(id, old, pushed(old, replica, now)) : old);
         return CompletableFuture.completedFuture(e != null && e.binding().equals(Binding.to(replica)));
     }
 
@@ -162,6 +174,11 @@ public final class InMemorySessionStore implements SessionStore {
     /** Bindings the last count looked at one by one, the rest being read from the index's tallies (for tests). */
     long lastCountExamined() {
         return index.lastExamined();
+    }
+
+    /** The index's hook run before a count reads each slot (for tests). */
+    ExpiryIndex expiryIndex() {
+        return index;
     }
 
     /** Expiry slots the index holds (for tests). */

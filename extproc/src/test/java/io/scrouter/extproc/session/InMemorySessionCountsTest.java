@@ -220,6 +220,49 @@ class InMemorySessionCountsTest {
     }
 
     @Test
+    void aCountNeverMissesASessionThatMovesIntoANewSlotJustBeforeTheCountReadsItsOldOne() throws Exception {
+        // Two busy sessions, the later one alone in the newest slot. Just before the count reads that slot, the
+        // session is pushed a second on, into a slot created then: a count that had looked up the next slot
+        // before reading this one (as a map iterator does) finds neither.
+        InMemorySessionStore store = store(IDLE);
+        store.findOrBind("early", "a").get();
+        clock.addAndGet(ExpiryIndex.SLOT_MILLIS);
+        store.findOrBind("late", "a").get();
+        long lateSlot = ExpiryIndex.slotOf(clock.get() + IDLE.toMillis());
+        AtomicBoolean pushed = new AtomicBoolean();
+        store.expiryIndex().beforeReadingSlot(key -> {
+            if (key == lateSlot && pushed.compareAndSet(false, true)) {
+                clock.addAndGet(ExpiryIndex.SLOT_MILLIS);
+                store.find("late").join();
+            }
+        });
+
+        Map<String, Long> counted = store.countSessions(REPLICAS).get();
+
+        assertThat(pushed).as("the session moved during the count").isTrue();
+        assertThat(counted).containsEntry("a", 2L);
+    }
+
+    @Test
+    void aLiveSessionsExpiryIsNeverBroughtForwardByACallThatReadTheClockEarlier() throws Exception {
+        // Two calls for one session may apply out of the order of their clock readings; the one applied last must
+        // not shorten what the other pushed (a count relies on live bindings only moving to later slots).
+        InMemorySessionStore store = store(IDLE);
+        store.findOrBind("s", "a").get();
+        long boundAt = clock.get();
+        clock.addAndGet(-5_000);
+        store.find("s").get();
+        store.touch("s", "a").get();
+        store.findOrBind("s", "b").get();
+        store.claim("s", "a").get();
+
+        clock.set(boundAt + IDLE.toMillis() - 1);
+
+        assertThat(store.countSessions(REPLICAS).get()).containsEntry("a", 1L);
+        assertThat(store.find("s").get()).contains(Binding.to("a"));
+    }
+
+    @Test
     void aCountNeverMissesABindingMadeBeforeItWhileOtherThreadsPushSessionsIntoLaterSlots() throws Exception {
         // A long idle TTL, so nothing expires; every operation moves the clock by a millisecond, so busy sessions
         // cross into a later slot about once per thousand operations, while counts run.
