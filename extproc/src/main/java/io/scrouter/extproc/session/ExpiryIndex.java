@@ -34,8 +34,8 @@ import java.util.function.LongConsumer;
  * leaves the old one, and a live binding only moves to later slots (the store never brings a live binding's expiry
  * forward, even when two calls apply out of the order of their clock readings); a count reads the slots in time
  * order, looking each next slot up only after reading the one before, so such a binding is counted once or, if it
- * moved between the two reads, twice, never not at all. The store's contract asks for exactly that: every binding made before
- * the call, and an overcount in the safe direction only ({@link SessionStore#countSessions(Collection)}).
+ * moved between the two reads, twice, never not at all. The store's contract asks for exactly that: every binding
+ * made before the call, and an overcount in the safe direction only ({@link SessionStore#countSessions(Collection)}).
  */
 final class ExpiryIndex {
 

@@ -176,7 +176,7 @@ public final class InMemorySessionStore implements SessionStore {
         return index.lastExamined();
     }
 
-    /** The index's hook run before a count reads each slot (for tests). */
+    /** The expiry index, for tests that act at a given moment of a count. */
     ExpiryIndex expiryIndex() {
         return index;
     }

@@ -90,7 +90,7 @@ record Block(SessionMix load, int inFlight, int routers, Map<Target, List<Round>
         return v.isEmpty() ? null : Spread.of(v);
     }
 
-    /** The host's steal, in percent of the servers' core (or, with {@code client}, the client's), in {@code t}'s rounds. */
+    /** The host's steal, % of the servers' core (or, with {@code client}, the client's), in {@code t}'s rounds. */
     Spread stealPercent(Target t, boolean client) {
         List<Double> v = of(t).stream().map(r -> 100 * r.cpu().stealShare(client)).filter(x -> !x.isNaN()).toList();
         return v.isEmpty() ? null : Spread.of(v);

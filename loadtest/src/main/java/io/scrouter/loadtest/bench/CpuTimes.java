@@ -100,7 +100,8 @@ record CpuTimes(long processTicks, long jitTicks, Map<Long, Long> jitThreads, lo
         return new CpuTimes(processTicks - before.processTicks, jit, Map.of(), serverCoreBusy - before.serverCoreBusy,
                 serverCoreAll - before.serverCoreAll, clientCoreBusy - before.clientCoreBusy,
                 clientCoreAll - before.clientCoreAll, difference(bystanderTicks, before.bystanderTicks),
-                difference(serverCoreSteal, before.serverCoreSteal), difference(clientCoreSteal, before.clientCoreSteal));
+                difference(serverCoreSteal, before.serverCoreSteal),
+                difference(clientCoreSteal, before.clientCoreSteal));
     }
 
     /** {@code now - then}, or -1 if either was not read. */
