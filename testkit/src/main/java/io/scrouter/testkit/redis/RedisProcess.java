@@ -195,12 +195,47 @@ public final class RedisProcess implements AutoCloseable {
         }
     }
 
+    /**
+     * Hangs Redis: SIGSTOP, then waits until the kernel reports the process stopped. {@code kill} returning means
+     * the signal was sent, not that Redis stopped; a command that reaches Redis in between is still answered. A
+     * test that dates the hang from this method's return knows nothing after it is answered until
+     * {@link #resume()}.
+     */
     public void pause() throws IOException, InterruptedException {
         signal("STOP");
+        awaitState('T', "stop after SIGSTOP");
     }
 
     public void resume() throws IOException, InterruptedException {
         signal("CONT");
+    }
+
+    /** Longest wait for the kernel to apply a signal: far beyond the microseconds it takes. */
+    private static final long SIGNAL_TAKES_EFFECT_WITHIN_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+    /**
+     * Waits until the process state in {@code /proc/<pid>/stat} (the field after the command name) is
+     * {@code state}. Where there is no {@code /proc} (not Linux), returns at once.
+     */
+    private void awaitState(char state, String what) throws IOException, InterruptedException {
+        Path stat = Path.of("/proc", Long.toString(process.pid()), "stat");
+        if (!Files.exists(stat)) {
+            return;
+        }
+        long deadline = System.nanoTime() + SIGNAL_TAKES_EFFECT_WITHIN_NANOS;
+        while (true) {
+            String line = Files.readString(stat);
+            char current = line.charAt(line.lastIndexOf(')') + 2);
+            if (current == state) {
+                return;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("redis-server (pid " + process.pid() + ") did not " + what
+                        + " within " + TimeUnit.NANOSECONDS.toSeconds(SIGNAL_TAKES_EFFECT_WITHIN_NANOS)
+                        + " s; its state is '" + current + "'");
+            }
+            Thread.sleep(0, 100_000);
+        }
     }
 
     private void signal(String sig) throws IOException, InterruptedException {
