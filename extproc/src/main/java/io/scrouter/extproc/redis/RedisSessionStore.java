@@ -90,18 +90,18 @@ public final class RedisSessionStore implements SessionStore {
         String key = keys.session(sessionId);
         RFuture<String> found = redis.getScript(StringCodec.INSTANCE).evalAsync(key, RScript.Mode.READ_WRITE, FIND,
                 RScript.ReturnType.VALUE, List.of(key), Long.toString(idleTtl.toMillis()));
-        return found.toCompletableFuture().thenCompose(v -> {
+        return found.toCompletableFuture().thenApply(v -> {
             if (v == null) {
-                return CompletableFuture.completedFuture(Optional.<Binding>empty());
+                return Optional.empty();
             }
             Binding b = Binding.decode(v);
-            if (b.state() != Binding.State.LIVE) {
-                return CompletableFuture.completedFuture(Optional.of(b));
+            if (b.state() == Binding.State.LIVE) {
+                // The key's expiry moved; move the session's score in its replica's index with it, or it would
+                // drop out of the replica's count while still alive. Batched with the other index writes, and not
+                // waited for: the answer is the binding.
+                indexAndAnnounce(sessionId, b.replicaId(), null);
             }
-            // The key's expiry moved; move the session's score in its replica's index with it, or it would
-            // drop out of the replica's count while still alive.
-            return index(b.replicaId()).addAsync(expiry(), sessionId).toCompletableFuture()
-                    .thenApply(x -> Optional.of(b));
+            return Optional.of(b);
         });
     }
 
@@ -175,11 +175,13 @@ public final class RedisSessionStore implements SessionStore {
         String replicaId = Binding.replicaIdOf(replica);
         RFuture<Long> refreshed = redis.getScript(StringCodec.INSTANCE).evalAsync(key, RScript.Mode.READ_WRITE,
                 TOUCH, RScript.ReturnType.LONG, List.of(key), replica, Long.toString(idleTtl.toMillis()));
-        return refreshed.toCompletableFuture().thenCompose(r -> {
+        return refreshed.toCompletableFuture().thenApply(r -> {
             if (r == null || r == 0L) {
-                return CompletableFuture.completedFuture(false);
+                return false;
             }
-            return index(replicaId).addAsync(expiry(), sessionId).toCompletableFuture().thenApply(x -> true);
+            // As in find: the index follows the key's new expiry, in the next batch of index writes.
+            indexAndAnnounce(sessionId, replicaId, null);
+            return true;
         });
     }
 
