@@ -172,10 +172,9 @@ public final class RouterServer implements AutoCloseable {
         endpoints = OperatorEndpoints.start(config, status, metrics, sessions);
         health.setStatus("", HealthCheckResponse.ServingStatus.SERVING);
         health.setStatus(RouteHeaders.HEALTH_SERVICE, HealthCheckResponse.ServingStatus.SERVING);
-        LOG.info("ext_proc router listening on {}:{} (store={}, policy={}, pool={} replicas, transport={}, {})",
+        LOG.info("ext_proc router listening on {}:{} (store={}, policy={}, pool={} replicas, {})",
                 config.server().bindAddress(), port(), redis == null ? "embedded" : "redis",
-                config.placement().policy(), pool.snapshot().size(), io == null ? "in-process" : io.transport(),
-                endpoints.describe(config));
+                config.placement().policy(), pool.snapshot().size(), endpoints.describe(config));
         return this;
     }
 

@@ -1,8 +1,6 @@
 package io.scrouter.extproc.redis;
 
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.IoEventLoopGroup;
-import io.netty.channel.epoll.EpollIoHandler;
 import io.scrouter.extproc.config.ConfigException;
 import io.scrouter.extproc.config.RouterConfig;
 import org.redisson.Redisson;
@@ -14,7 +12,6 @@ import org.redisson.client.codec.StringCodec;
 import org.redisson.config.BaseConfig;
 import org.redisson.config.Config;
 import org.redisson.config.ReadMode;
-import org.redisson.config.TransportMode;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -69,10 +66,6 @@ public final class RedisClients {
         Config config = new Config();
         if (eventLoops != null) {
             config.setEventLoopGroup(eventLoops);
-            if (eventLoops instanceof IoEventLoopGroup loops && loops.isIoType(EpollIoHandler.class)) {
-                // Loops on the native transport take only its channels.
-                config.setTransportMode(TransportMode.EPOLL);
-            }
             // Listeners (the binding feed's channel) run on the loop that read the message, not on a pool thread
             // woken once per message: every new session's announcement comes back to every router. They only
             // update the near-cache, which never blocks.

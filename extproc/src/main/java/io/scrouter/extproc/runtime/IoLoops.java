@@ -2,12 +2,7 @@ package io.scrouter.extproc.runtime;
 
 import io.grpc.netty.NettyServerBuilder;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.ServerChannel;
-import io.netty.channel.epoll.Epoll;
-import io.netty.channel.epoll.EpollIoHandler;
-import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
@@ -21,41 +16,23 @@ import java.util.concurrent.TimeUnit;
  * connection it writes to lives on the same loop, the command is written, its reply read and the answer written
  * back without handing work to another thread. With separate thread pools each new session cost two hand-offs
  * and their wake-ups, which on a router limited to one CPU queue behind each other.
- *
- * <p>On Linux the loops use Netty's native epoll transport, which spends less CPU per socket event than the JDK's
- * selector ({@code loadtest/README.md}, "What to change", item 10); elsewhere, or with
- * {@code -Dio.netty.transport.noNative=true}, or where the native library cannot load, the JDK's (NIO). The
- * Redis client follows the loops it is given ({@code RedisClients}).
  */
 public final class IoLoops implements AutoCloseable {
 
     private final MultiThreadIoEventLoopGroup group;
-    private final boolean nativeEpoll;
 
-    private IoLoops(int threads, boolean nativeEpoll) {
-        this.nativeEpoll = nativeEpoll;
-        IoHandlerFactory handlers = nativeEpoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
+    private IoLoops(int threads) {
         this.group = new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory("scrouter-io", true),
-                handlers);
+                NioIoHandler.newFactory());
     }
 
     /** One event loop per available processor, as the JVM counts them (a CPU limit counts). */
     public static IoLoops perProcessor() {
-        return new IoLoops(Math.max(1, Runtime.getRuntime().availableProcessors()), Epoll.isAvailable());
-    }
-
-    /** As {@link #perProcessor}, on the JDK's transport whatever the system: for comparing the two. */
-    public static IoLoops perProcessorOnJdkTransport() {
-        return new IoLoops(Math.max(1, Runtime.getRuntime().availableProcessors()), false);
+        return new IoLoops(Math.max(1, Runtime.getRuntime().availableProcessors()));
     }
 
     public EventLoopGroup group() {
         return group;
-    }
-
-    /** The transport the loops run, for the start-up line: {@code epoll} (native) or {@code nio}. */
-    public String transport() {
-        return nativeEpoll ? "epoll" : "nio";
     }
 
     /**
@@ -64,14 +41,10 @@ public final class IoLoops implements AutoCloseable {
      */
     public NettyServerBuilder serverBuilder(InetSocketAddress address) {
         return NettyServerBuilder.forAddress(address)
-                .bossEventLoopGroup(group).workerEventLoopGroup(group).channelType(serverChannelType())
+                .bossEventLoopGroup(group).workerEventLoopGroup(group).channelType(NioServerSocketChannel.class)
                 .directExecutor()
                 .permitKeepAliveTime(10, TimeUnit.SECONDS)
                 .permitKeepAliveWithoutCalls(true);
-    }
-
-    private Class<? extends ServerChannel> serverChannelType() {
-        return nativeEpoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
     }
 
     /** Stops the loops once the server and the Redis client using them are closed. */
