@@ -39,7 +39,7 @@ record Stores(RedissonClient redis, SessionStore sessions, InstanceStore instanc
             RouterConfig.Redis r = config.redis().get();
             RedisKeys keys = new RedisKeys(r.keyPrefix());
             RedissonClient redis = RedisClients.create(r, io == null ? null : io.group());
-            // On the shared event loop the writes that follow bindings go out once per turn of the loop, together.
+            // On the shared event loop the writes that follow bindings go out together, gathered for a millisecond.
             SessionStore sessions = io == null ? new RedisSessionStore(redis, keys, ttls, clock)
                     : new RedisSessionStore(redis, keys, ttls, clock, io.group().next());
             return new Stores(redis, new ObservedSessionStore(sessions, observer), new RedisInstanceStore(redis, keys),

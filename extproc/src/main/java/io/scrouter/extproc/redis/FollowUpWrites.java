@@ -5,6 +5,7 @@ import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -13,16 +14,25 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 /**
  * The writes that follow a binding and that no decision waits for: the session's score in its replica's index
  * (session counts, eviction) and, for a new binding, its announcement on the feed. They are gathered and sent as
- * one batch per run of {@link #flush} on {@code flushes}: on the router's event loop, everything decided
- * in one turn of the loop goes out in one write, one ZADD per replica. Sent one batch per session, these writes
+ * one batch per run of {@link #flush}: on the router's event loop, everything added within {@link #GATHER} of the
+ * batch's first write goes out in one write, one ZADD per replica. Sent one batch per session, these writes
  * held a router to about half the new sessions per second it placed without them ({@code loadtest/README.md}, "Changes
- * made from the profile").
+ * made from the profile"); sent once per turn of the loop, at 4 new sessions in flight they still cost about one
+ * script call per two sessions, and a tenth of the router's and Redis's CPU per new session ("Follow-up writes
+ * gathered for a millisecond").
+ *
+ * <p>Gathering delays what no request waits for: another router hears of a new binding up to {@link #GATHER} later
+ * (it reads the binding from the store meanwhile, as it does for any binding it has not heard of), and a session
+ * counts in its replica's index that much later. Reads that must come after the writes ({@link #inOrder}) do not
+ * wait for it: each sends the writes queued before it at once.
  *
  * <p>Where every key lives on one server (single and Sentinel modes) a batch is one call of the {@code FOLLOW_UP}
  * script ({@link SessionScripts}) rather than a pipeline of its commands: Redisson's per-command work (a promise, a
@@ -50,6 +60,14 @@ final class FollowUpWrites {
      * per write, so this must stay under 4,000.
      */
     private static final int MAX_PER_BATCH = 1000;
+
+    /**
+     * How long a router's store gathers writes before it sends them ({@link #gathered}). At 4 new sessions in flight
+     * a router binds one about every 0.15 ms, so a batch carries several sessions' writes instead of one or two;
+     * against what it delays (another router hearing of a binding, which it can read from the store meanwhile), a
+     * millisecond is far below anything a session notices.
+     */
+    static final Duration GATHER = Duration.ofMillis(1);
 
     /** One queued entry: a write, or ({@code read} not null) a command that must run in order with the writes. */
     private record Entry(String sessionId, String replicaId, double expiry, String announced, InOrder<?> read) {
@@ -81,6 +99,7 @@ final class FollowUpWrites {
     private final RedissonClient redis;
     private final RedisKeys keys;
     private final Executor flushes;
+    private final Executor gatheredFlushes;
     /** True where one script may touch every key (not a Redis Cluster): each batch is one {@code FOLLOW_UP} call. */
     private final boolean oneScript;
     private final ConcurrentLinkedQueue<Entry> pending = new ConcurrentLinkedQueue<>();
@@ -95,14 +114,29 @@ final class FollowUpWrites {
     private CompletableFuture<Void> nextBatchMayGo = CompletableFuture.completedFuture(null);
 
     /**
-     * @param flushes where batches are sent from: an event loop gathers a turn's writes; {@code Runnable::run}
-     *                sends each write as it comes
+     * Sends each batch as soon as {@code flushes} runs it: an event loop gathers one turn's writes; {@code
+     * Runnable::run} sends each write as it comes.
      */
     FollowUpWrites(RedissonClient redis, RedisKeys keys, Executor flushes) {
+        this(redis, keys, flushes, flushes);
+    }
+
+    /**
+     * @param flushes         where batches are sent from, and at once where a read must follow the writes
+     * @param gatheredFlushes where a batch whose first write was just added is sent from: {@code flushes} after
+     *                        {@link #GATHER}, so that the writes added meanwhile go with it
+     */
+    FollowUpWrites(RedissonClient redis, RedisKeys keys, Executor flushes, Executor gatheredFlushes) {
         this.redis = redis;
         this.keys = keys;
         this.flushes = flushes;
+        this.gatheredFlushes = gatheredFlushes;
         this.oneScript = !redis.getConfig().isClusterConfig();
+    }
+
+    /** {@code gatheredFlushes} for a store on an event loop: its flushes, {@link #GATHER} after the first write. */
+    static Executor gathered(ScheduledExecutorService loop) {
+        return task -> loop.schedule(task, GATHER.toNanos(), TimeUnit.NANOSECONDS);
     }
 
     /**
@@ -111,7 +145,13 @@ final class FollowUpWrites {
      */
     void add(String sessionId, String replicaId, double expiry, String announced) {
         pending.add(new Entry(sessionId, replicaId, expiry, announced, null));
-        scheduleFlush();
+        if (scheduled.compareAndSet(false, true)) {
+            submit(gatheredFlushes, () -> {
+                // Cleared before the flush polls: a write added from here on schedules a flush of its own.
+                scheduled.set(false);
+                flush();
+            });
+        }
     }
 
     /**
@@ -122,7 +162,9 @@ final class FollowUpWrites {
     <T> CompletableFuture<T> inOrder(Supplier<CompletableFuture<T>> command) {
         InOrder<T> read = new InOrder<>(command, new CompletableFuture<>());
         pending.add(new Entry(null, null, 0, null, read));
-        scheduleFlush();
+        // At once, with the writes queued before it: a read is never held back by the gathering of writes. A gathered
+        // flush still scheduled finds the queue emptier when it runs.
+        submit(flushes, this::flush);
         return read.result();
     }
 
@@ -131,12 +173,9 @@ final class FollowUpWrites {
         return inOrder(() -> CompletableFuture.completedFuture(null));
     }
 
-    private void scheduleFlush() {
-        if (!scheduled.compareAndSet(false, true)) {
-            return;
-        }
+    private void submit(Executor executor, Runnable flush) {
         try {
-            flushes.execute(this::flush);
+            executor.execute(flush);
         } catch (RejectedExecutionException stopping) {
             // The event loop is shutting down with the router: pending writes are lost, as an unsent batch would be,
             // and reads run at once, as there is no later write left to keep out of them.
@@ -150,7 +189,6 @@ final class FollowUpWrites {
     }
 
     private void flush() {
-        scheduled.set(false);
         // One flush at a time: a read must see every batch holding a write queued before it, even one that a flush
         // on another loop thread is still building.
         synchronized (this) {
@@ -169,7 +207,8 @@ final class FollowUpWrites {
             send(writes);
         }
         if (!pending.isEmpty()) {
-            scheduleFlush();
+            // More than one batch's worth: the rest goes at once, the next batch's gathering time long past.
+            submit(flushes, this::flush);
         }
     }
 

@@ -24,6 +24,7 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.LongSupplier;
 
 import static io.scrouter.extproc.redis.SessionScripts.CLAIM;
@@ -64,12 +65,28 @@ public final class RedisSessionStore implements SessionStore {
     }
 
     /**
-     * @param followUpFlushes where the writes that follow bindings are gathered and sent: see {@link FollowUpWrites}
+     * A router's store: the writes that follow bindings are sent from its event loop, each batch gathering what was
+     * added within {@link FollowUpWrites#GATHER} of its first write.
+     */
+    public RedisSessionStore(RedissonClient redis, RedisKeys keys, SessionTtls ttls, LongSupplier clockMillis,
+                             ScheduledExecutorService eventLoop) {
+        this(redis, keys, ttls, clockMillis,
+                new FollowUpWrites(redis, keys, eventLoop, FollowUpWrites.gathered(eventLoop)));
+    }
+
+    /**
+     * @param followUpFlushes where the writes that follow bindings are sent from, each batch holding what was added
+     *                        before it runs: see {@link FollowUpWrites}
      */
     public RedisSessionStore(RedissonClient redis, RedisKeys keys, SessionTtls ttls, LongSupplier clockMillis,
                              Executor followUpFlushes) {
+        this(redis, keys, ttls, clockMillis, new FollowUpWrites(redis, keys, followUpFlushes));
+    }
+
+    private RedisSessionStore(RedissonClient redis, RedisKeys keys, SessionTtls ttls, LongSupplier clockMillis,
+                              FollowUpWrites followUps) {
         this.redis = redis;
-        this.followUps = new FollowUpWrites(redis, keys, followUpFlushes);
+        this.followUps = followUps;
         this.keys = keys;
         this.idleTtl = ttls.idle();
         this.lostTtl = ttls.lost();

@@ -3,6 +3,10 @@ package io.scrouter.extproc.redis;
 import io.scrouter.extproc.session.SessionTtls;
 import io.scrouter.extproc.testing.Await;
 import io.scrouter.extproc.testing.Patience;
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
 import io.scrouter.testkit.redis.RedisProcess;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -91,6 +95,61 @@ class FollowUpWritesTest {
         assertThat(redis.command("XLEN", KEYS.bindingFeed())).as("one feed entry per new binding").isEqualTo(":2");
         assertThat(calls("zadd")).as("one ZADD per replica, not per session").isEqualTo(2);
         assertThat(loop).as("nothing left to flush").isEmpty();
+    }
+
+    @Test
+    void aRoutersStoreGathersWritesAddedWithinAMillisecondIntoOneBatch() throws Exception {
+        EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+        try {
+            EventLoop eventLoop = group.next();
+            FollowUpWrites writes = new FollowUpWrites(client, KEYS, eventLoop, FollowUpWrites.gathered(eventLoop));
+            long scriptsBefore = calls("eval") + calls("evalsha");
+
+            // The second write comes in a later turn of the loop, a fifth of the gathering time after the first.
+            // Netty runs timers in deadline order, so however late the loop runs them, it comes before the batch.
+            long fifth = FollowUpWrites.GATHER.toNanos() / 5;
+            eventLoop.execute(() -> {
+                writes.add("s1", "a", 1000, "a@d1");
+                eventLoop.schedule(() -> writes.add("s2", "b", 2000, "b@d2"), fifth, TimeUnit.NANOSECONDS);
+            });
+
+            Await.untilChecked("both indexes written", BATCH, () ->
+                    redis.command("ZCARD", KEYS.replicaSessions("a")).equals(":1")
+                            && redis.command("ZCARD", KEYS.replicaSessions("b")).equals(":1"));
+            assertThat(calls("eval") + calls("evalsha") - scriptsBefore)
+                    .as("one script call for writes added in two turns of the loop").isEqualTo(1);
+            assertThat(redis.command("XLEN", KEYS.bindingFeed())).isEqualTo(":2");
+        } finally {
+            group.shutdownGracefully(0, 0, TimeUnit.SECONDS).sync();
+        }
+    }
+
+    @Test
+    void aReadDoesNotWaitForTheGatheringAndTakesTheWritesQueuedBeforeItAlong() throws Exception {
+        List<Runnable> gathering = new ArrayList<>();
+        FollowUpWrites writes = new FollowUpWrites(client, KEYS, loop::add, gathering::add);
+
+        writes.add("s1", "a", 1000, "a@d1");
+        writes.add("s2", "a", 2000, null);
+        assertThat(gathering).as("one gathered flush for both writes").hasSize(1);
+        assertThat(loop).as("nothing sent at once").isEmpty();
+
+        CompletableFuture<Void> answered = writes.answered();
+        turnLoop();
+
+        answered.get(BATCH.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(redis.command("ZCARD", KEYS.replicaSessions("a")))
+                .as("the writes queued before the read went out with it, the gathering not over").isEqualTo(":2");
+        long scriptsBefore = calls("eval") + calls("evalsha");
+        gathering.remove(0).run();
+        assertThat(calls("eval") + calls("evalsha")).as("the gathered flush finds nothing left to send")
+                .isEqualTo(scriptsBefore);
+
+        writes.add("s3", "b", 3000, "b@d2");
+        assertThat(gathering).as("a write after the gathered flush ran starts the next gathering").hasSize(1);
+        gathering.remove(0).run();
+        Await.untilChecked("the later write sent", BATCH,
+                () -> redis.command("ZCARD", KEYS.replicaSessions("b")).equals(":1"));
     }
 
     @Test

@@ -43,7 +43,7 @@ import java.util.function.ToDoubleFunction;
 /**
  * The Redis client's share of a new session, measured apart from gRPC: the router's own store call
  * ({@code RedisSessionStore.findOrBind} on Redisson, configured by {@code RedisClients} as the router configures
- * it, its follow-up writes batched per loop turn) against a pipelined RESP client on one Netty connection sending
+ * it, its follow-up writes gathered as the router gathers them) against a pipelined RESP client on one Netty connection sending
  * the same four commands (EVALSHA of the same script, then ZADD, PUBLISH and XADD unawaited, one flush each). Both
  * run on one event loop in this process, pinned with {@code redis-server} to the servers' core as the router is;
  * each call names a new session. A warm-up per client is discarded, then rounds interleave, the order rotating.
@@ -231,7 +231,7 @@ public final class RedisClientBench implements Callable<Integer> {
         md.append("Load average during the run: ").append(machine.summary()).append("\n\n");
         md.append(String.format(Locale.ROOT, "A warm-up of %d s per client is discarded, then %d rounds of %d s per "
                 + "client interleave. Each call binds a new session: Redisson runs `RedisSessionStore.findOrBind` "
-                + "(EVALSHA, then ZADD, PUBLISH and XADD gathered per loop turn); the pipelined client sends EVALSHA "
+                + "(EVALSHA, then ZADD, PUBLISH and XADD gathered as the router gathers them); the pipelined client sends EVALSHA "
                 + "of the same script, then the same three commands, on one connection. Latency: call to reply, "
                 + "HdrHistogram. Ratios pair rounds of the same index; figures are `median [min–max]`.%n",
                 o.warmupSeconds(), o.rounds(), o.seconds()));
