@@ -26,8 +26,8 @@ import java.util.function.Supplier;
  * batch's first write goes out in one write, one ZADD per replica. Sent one batch per session, these writes
  * held a router to about half the new sessions per second it placed without them ({@code loadtest/README.md}, "Changes
  * made from the profile"); sent once per turn of the loop, at 4 new sessions in flight they still cost about one
- * script call per two sessions, and a tenth of the router's and Redis's CPU per new session ("Follow-up writes
- * gathered for a millisecond").
+ * script call per two sessions; gathering removed about a fifth of the router's and Redis's CPU per new session
+ * there ({@code loadtest/README.md}, "Follow-up writes gathered for a millisecond").
  *
  * <p>Gathering delays what no request waits for: another router hears of a new binding up to {@link #GATHER} later
  * (it reads the binding from the store meanwhile, as it does for any binding it has not heard of), and a session
