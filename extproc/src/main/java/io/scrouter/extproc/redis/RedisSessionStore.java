@@ -74,10 +74,7 @@ public final class RedisSessionStore implements SessionStore {
                 new FollowUpWrites(redis, keys, eventLoop, FollowUpWrites.gathered(eventLoop)));
     }
 
-    /**
-     * @param followUpFlushes where the writes that follow bindings are sent from, each batch holding what was added
-     *                        before it runs: see {@link FollowUpWrites}
-     */
+    /** @param followUpFlushes sends the writes that follow bindings, what was added before each run of it together */
     public RedisSessionStore(RedissonClient redis, RedisKeys keys, SessionTtls ttls, LongSupplier clockMillis,
                              Executor followUpFlushes) {
         this(redis, keys, ttls, clockMillis, new FollowUpWrites(redis, keys, followUpFlushes));

@@ -1,12 +1,12 @@
 package io.scrouter.extproc.redis;
 
-import io.scrouter.extproc.session.SessionTtls;
-import io.scrouter.extproc.testing.Await;
-import io.scrouter.extproc.testing.Patience;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
+import io.scrouter.extproc.session.SessionTtls;
+import io.scrouter.extproc.testing.Await;
+import io.scrouter.extproc.testing.Patience;
 import io.scrouter.testkit.redis.RedisProcess;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
