@@ -24,6 +24,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -117,8 +118,17 @@ class MetricsAndAdminTest {
         forged.add(new String[] {RouteHeaders.UPSTREAM, "10.1.1.1:80"});
         envoy.send(forged);
 
-        Await.until("session counts refreshed", Patience.countsRefresh(rs.config()), () -> rs.counts().get("idle") == 3 && rs.counts().get("busy") == 0);
-        Map<String, Double> m = scrape();
+        // A refresh that snapshots this router's tally before the placements and counts the store after them holds
+        // them twice until the next refresh (SessionCounts.refresh, the safe direction): on a busy machine that
+        // window can span a scrape, so wait for a scrape taken after such a refresh has passed.
+        AtomicReference<Map<String, Double>> settled = new AtomicReference<>();
+        Await.untilChecked("session counts refreshed", Patience.countsRefresh(rs.config()), () -> {
+            Map<String, Double> scraped = scrape();
+            settled.set(scraped);
+            return rs.counts().get("idle") == 3 && rs.counts().get("busy") == 0
+                    && Double.valueOf(3.0).equals(scraped.get("scrouter_replica_active_sessions{replica=\"idle\"}"));
+        });
+        Map<String, Double> m = settled.get();
         assertThat(m).containsEntry("scrouter_decisions_total{outcome=\"placed\",reason=\"\"}", 3.0)
                 .containsEntry("scrouter_decisions_total{outcome=\"known\",reason=\"\"}", 6.0)
                 .containsEntry("scrouter_decisions_total{outcome=\"rejected\",reason=\"missing_session_id\"}", 1.0)
