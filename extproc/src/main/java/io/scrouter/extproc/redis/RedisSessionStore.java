@@ -26,6 +26,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 import static io.scrouter.extproc.redis.SessionScripts.CLAIM;
 import static io.scrouter.extproc.redis.SessionScripts.FIND;
@@ -120,36 +121,59 @@ public final class RedisSessionStore implements SessionStore {
     }
 
     /**
-     * The returned future is the one the caller puts its deadline on. A reply that comes after the caller stopped
-     * waiting (the deadline completed the future first) is dropped: the caller refused the request or placed it
-     * without the store, and its write-back overwrites what this late script bound. Announced, that binding would
-     * reach the other routers' caches and send the session's later requests elsewhere. (With several event loops
-     * the reply and the deadline can still cross within microseconds; with one, as on a router limited to one CPU,
-     * they run one after the other.)
+     * A new session is bound by one native command, {@code SET key value NX PX ttl}: the one round trip of a new
+     * session's request path, and cheaper for Redis and for this router than a script (no Lua, no script
+     * arguments to copy). A key that is already there (a session bound by a peer a moment ago, one bound before
+     * this router started, a released binding, a tombstone) fails the NX, and the find-or-bind script then reads,
+     * refreshes or revives it in a second round trip. Each step is atomic on the one key, so the pair has the
+     * script's outcome: if the key went away between the two, the script binds {@code replicaIfNew}. ({@code SET NX
+     * GET} would answer both cases in one call but needs Redis 7.0, and a live binding found would still need its
+     * expiry pushed back.)
+     *
+     * <p>The returned future is the one the caller puts its deadline on. A reply that comes after the caller stopped
+     * waiting (the deadline completed the future first) is dropped, and the script is not sent: the caller refused
+     * the request or placed it without the store, and its write-back overwrites what this late call bound.
+     * Announced, that binding would reach the other routers' caches and send the session's later requests
+     * elsewhere. (With several event loops the reply and the deadline can still cross within microseconds; with
+     * one, as on a router limited to one CPU, they run one after the other.)
      */
     @Override
     public CompletableFuture<Lookup> findOrBind(String sessionId, String replicaIfNew) {
         CompletableFuture<Lookup> answer = new CompletableFuture<>();
-        listScript(FIND_OR_BIND, sessionId, replicaIfNew).whenComplete((r, error) -> {
+        RBucket<String> key = redis.getBucket(keys.session(sessionId), StringCodec.INSTANCE);
+        key.setIfAbsentAsync(replicaIfNew, idleTtl).whenComplete((bound, error) -> {
             if (error != null) {
                 answer.completeExceptionally(error);
-                return;
-            }
-            if (answer.isDone()) {
-                return;
-            }
-            try {
-                Binding b = Binding.decode(String.valueOf(r.get(0)));
-                boolean created = r.get(1) instanceof Number n && n.longValue() == 1;
-                if (b.state() == Binding.State.LIVE) {
-                    indexAndAnnounce(sessionId, b.replicaId(), created ? b.bound() : null);
-                }
-                answer.complete(new Lookup(b, created));
-            } catch (RuntimeException e) {
-                answer.completeExceptionally(e);
+            } else if (answer.isDone()) {
+                // Abandoned by the caller: nothing to index or announce, and no script to send.
+            } else if (bound) {
+                settle(answer, sessionId, () -> new Lookup(Binding.decode(replicaIfNew), true));
+            } else {
+                listScript(FIND_OR_BIND, sessionId, replicaIfNew).whenComplete((r, failed) -> {
+                    if (failed != null) {
+                        answer.completeExceptionally(failed);
+                    } else if (!answer.isDone()) {
+                        settle(answer, sessionId, () -> new Lookup(Binding.decode(String.valueOf(r.get(0))),
+                                r.get(1) instanceof Number n && n.longValue() == 1));
+                    }
+                });
             }
         });
         return answer;
+    }
+
+    /** Indexes and, if new, announces what the reply says the session is bound to, then answers with it. */
+    private void settle(CompletableFuture<Lookup> answer, String sessionId, Supplier<Lookup> reply) {
+        try {
+            Lookup found = reply.get();
+            Binding b = found.binding();
+            if (b.state() == Binding.State.LIVE) {
+                indexAndAnnounce(sessionId, b.replicaId(), found.created() ? b.bound() : null);
+            }
+            answer.complete(found);
+        } catch (RuntimeException e) {
+            answer.completeExceptionally(e);
+        }
     }
 
     /** The replica's index and, for a new binding ({@code announced} not null), the feed: {@link FollowUpWrites}. */
@@ -159,7 +183,7 @@ public final class RedisSessionStore implements SessionStore {
 
     @Override
     public CompletableFuture<Binding> bindIfAbsent(String sessionId, String replica) {
-        // The same atomic script as the request path: one round trip, no window between SET NX and GET.
+        // The request path's call: SET NX for a new session, the find-or-bind script for a key already there.
         return findOrBind(sessionId, replica).thenApply(Lookup::binding);
     }
 

@@ -16,6 +16,7 @@ import org.redisson.config.Config;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -29,6 +30,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -297,6 +300,46 @@ class RedisSessionStoreTest extends SessionStoreContract {
         }
         assertThat(redis.command("ZCARD", KEYS.replicaSessions("a"))).as("the moved sessions stay listed until "
                 + "a count trims them").isEqualTo(":" + moved);
+    }
+
+    @Test
+    void aNewSessionIsBoundByOneSetWithoutTheScript() throws Exception {
+        // A new session's one round trip is a native SET NX PX. The find-or-bind script starts with a GET (and
+        // Redis counts a script's GETs and SETs under its own names), so a GET here means the script ran.
+        Map<String, Long> before = commandCalls();
+
+        assertThat(await(store.findOrBind(S1, "a"))).isEqualTo(new Lookup(Binding.to("a"), true));
+
+        Map<String, Long> after = commandCalls();
+        assertThat(after.getOrDefault("set", 0L) - before.getOrDefault("set", 0L)).as("SETs").isEqualTo(1);
+        assertThat(after.getOrDefault("get", 0L) - before.getOrDefault("get", 0L)).as("GETs").isZero();
+        assertThat(get(KEYS.session(S1))).isEqualTo("a");
+        assertThat(pttl(KEYS.session(S1))).isPositive().isLessThanOrEqualTo(IDLE.toMillis());
+        awaitIndexed(S1, "a");
+    }
+
+    @Test
+    void aSessionAnotherRouterBoundIsReadAndItsExpiryPushedBackNotOverwritten() throws Exception {
+        SessionStore other = new RedisSessionStore(secondClient, KEYS, new SessionTtls(IDLE, LOST, IDLE), clock::get);
+        await(other.findOrBind(S1, "a"));
+        // Most of the idle period gone by the time this router first sees the session.
+        assertThat(redis.command("PEXPIRE", KEYS.session(S1), "5000")).isEqualTo(":1");
+
+        assertThat(await(store.findOrBind(S1, "b"))).isEqualTo(new Lookup(Binding.to("a"), false));
+
+        assertThat(get(KEYS.session(S1))).isEqualTo("a");
+        assertThat(pttl(KEYS.session(S1))).isGreaterThan(IDLE.toMillis() / 2).isLessThanOrEqualTo(IDLE.toMillis());
+    }
+
+    /** {@code INFO commandstats} as command name → calls (a script's own calls counted under their names). */
+    private static Map<String, Long> commandCalls() throws IOException {
+        Map<String, Long> calls = new HashMap<>();
+        Matcher m = Pattern.compile("cmdstat_([a-z|]+):calls=(\\d+)")
+                .matcher(String.valueOf(redis.reply("INFO", "commandstats")));
+        while (m.find()) {
+            calls.put(m.group(1), Long.parseLong(m.group(2)));
+        }
+        return calls;
     }
 
     @Test

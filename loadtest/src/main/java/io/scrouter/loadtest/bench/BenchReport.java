@@ -343,10 +343,11 @@ final class BenchReport {
                         .map(r -> (double) r.redis().sentCalls() / r.answered()).toList()).median();
                 out.add(String.format(Locale.ROOT, "Redis round trips of a new session (%d in flight, %d router(s)): "
                         + "%.2f commands sent to Redis per request, background included. The decision waits for one, "
-                        + "the find-or-bind script (`RedisSessionStore.findOrBind`, EVALSHA); the binding feed's "
-                        + "PUBLISH and XADD and the replica index's ZADD follow it unawaited, gathered for a "
-                        + "millisecond into one script call on the router's event loop (`FollowUpWrites`, one ZADD "
-                        + "per replica per batch). Awaited: 1 (target ≤ 1: met).", b.inFlight(), b.routers(), commands));
+                        + "`RedisSessionStore.findOrBind`: a SET NX PX, which binds a new session (the find-or-bind "
+                        + "script follows only for a key already there); the binding feed's PUBLISH and XADD and the "
+                        + "replica index's ZADD follow it unawaited, gathered for a millisecond into one script call "
+                        + "(EVALSHA) on the router's event loop (`FollowUpWrites`, one ZADD per replica per batch). "
+                        + "Awaited: 1 (target ≤ 1: met).", b.inFlight(), b.routers(), commands));
             }
         }
         return out;

@@ -190,8 +190,8 @@ public final class ProfileBench implements Callable<Integer> {
                 + "%d errors; load average %.2f. Flame graph: [%s.svg](%s.svg).%n", p.title(), f.answered(), f.seconds(),
                 f.perSecond(), f.p50Millis(), f.p99Millis(), f.errors(), loadAverage, p.key(), p.key()));
         s.append(String.format(Locale.ROOT, "%nRedis: %.2f commands sent per request, background included (%s; Redis "
-                + "counts the GET, SET and PEXPIRE that scripts run as well as the EVALSHA itself, and those are not "
-                + "round trips); Redis CPU %.1f µs per request.%n",
+                + "counts the GET, PEXPIRE, ZADD, PUBLISH and XADD that scripts run as well as the EVALSHA itself, "
+                + "and those are not round trips); Redis CPU %.1f µs per request.%n",
                 (double) redis.sentCalls() / n, perRequest(redis.calls(), n), redis.cpuSeconds() * 1e6 / n));
         s.append("\nRouter threads (from /proc: CPU and voluntary context switches, i.e. wake-ups, per request):\n\n");
         s.append("| thread group | threads | CPU µs/request | wake-ups/request | preempted/request |\n|---|---:|---:|---:|---:|\n");

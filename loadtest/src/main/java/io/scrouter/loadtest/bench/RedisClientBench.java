@@ -8,7 +8,6 @@ import io.scrouter.extproc.config.RouterConfig;
 import io.scrouter.extproc.redis.RedisClients;
 import io.scrouter.extproc.redis.RedisKeys;
 import io.scrouter.extproc.redis.RedisSessionStore;
-import io.scrouter.extproc.redis.SessionScripts;
 import io.scrouter.extproc.session.SessionTtls;
 import io.scrouter.loadtest.cli.Bounds;
 import io.scrouter.loadtest.cli.CommandText;
@@ -44,7 +43,7 @@ import java.util.function.ToDoubleFunction;
  * The Redis client's share of a new session, measured apart from gRPC: the router's own store call
  * ({@code RedisSessionStore.findOrBind} on Redisson, configured by {@code RedisClients} as the router configures
  * it, its follow-up writes gathered as the router gathers them) against a pipelined RESP client on one Netty connection sending
- * the same four commands (EVALSHA of the same script, then ZADD, PUBLISH and XADD unawaited, one flush each). Both
+ * the same four commands (the same SET NX PX, then ZADD, PUBLISH and XADD unawaited, one flush each). Both
  * run on one event loop in this process, pinned with {@code redis-server} to the servers' core as the router is;
  * each call names a new session. A warm-up per client is discarded, then rounds interleave, the order rotating.
  *
@@ -123,12 +122,11 @@ public final class RedisClientBench implements Callable<Integer> {
                         new SessionTtls(idle, Duration.ofHours(1), Duration.ofMinutes(10)), System::currentTimeMillis,
                         loop.next());
                 store.prepare().get(30, TimeUnit.SECONDS);
-                String sha = (String) resp.call("SCRIPT", "LOAD", SessionScripts.FIND_OR_BIND).get(30, TimeUnit.SECONDS);
                 String ttl = Long.toString(idle.toMillis());
                 Map<String, Function<String, CompletableFuture<?>>> clients = new LinkedHashMap<>();
                 clients.put("Redisson, the router's store call", id -> store.findOrBind(id, REPLICA));
                 clients.put("pipelined RESP, one connection", id -> {
-                    CompletableFuture<Object> bound = resp.call("EVALSHA", sha, "1", keys.session(id), REPLICA, ttl);
+                    CompletableFuture<Object> bound = resp.call("SET", keys.session(id), REPLICA, "PX", ttl, "NX");
                     return bound.thenApply(reply -> {
                         String message = id + " " + REPLICA;
                         resp.call("ZADD", keys.replicaSessions("replica-a"),
@@ -231,8 +229,8 @@ public final class RedisClientBench implements Callable<Integer> {
         md.append("Load average during the run: ").append(machine.summary()).append("\n\n");
         md.append(String.format(Locale.ROOT, "A warm-up of %d s per client is discarded, then %d rounds of %d s per "
                 + "client interleave. Each call binds a new session: Redisson runs `RedisSessionStore.findOrBind` "
-                + "(EVALSHA, then ZADD, PUBLISH and XADD gathered as the router gathers them); the pipelined client sends EVALSHA "
-                + "of the same script, then the same three commands, on one connection. Latency: call to reply, "
+                + "(SET NX PX, then ZADD, PUBLISH and XADD gathered as the router gathers them); the pipelined client sends the "
+                + "same SET NX PX, then the same three commands, on one connection. Latency: call to reply, "
                 + "HdrHistogram. Ratios pair rounds of the same index; figures are `median [min–max]`.%n",
                 o.warmupSeconds(), o.rounds(), o.seconds()));
         for (Map.Entry<Integer, Map<String, List<InFlightLoad.Figures>>> level : results.entrySet()) {

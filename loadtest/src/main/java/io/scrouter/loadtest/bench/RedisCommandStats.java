@@ -15,11 +15,14 @@ import java.util.concurrent.TimeUnit;
 record RedisCommandStats(Map<String, Long> calls, Map<String, Long> micros, double cpuSeconds) {
 
     /**
-     * Commands the router's Lua scripts run ({@code RedisSessionStore}: GET, SET, PEXPIRE). Redis counts a script's
-     * own calls in {@code commandstats} as well as the EVALSHA, so these are not round trips; the router also sends a
-     * GET of its own once per pool poll (the epoch marker), which this cannot tell apart and which is background.
+     * Commands that, outside Redis Cluster, only the router's Lua scripts run ({@code RedisSessionStore}: GET and
+     * PEXPIRE; {@code FollowUpWrites}: ZADD, PUBLISH and XADD). Redis counts a script's own calls in
+     * {@code commandstats} as well as the EVALSHA, so these are not round trips; the router also sends a GET of its
+     * own once per pool poll (the epoch marker), which this cannot tell apart and which is background. SET is sent
+     * as itself to bind a new session (SET NX PX); a script's SET (a binding revived or claimed, or a key gone
+     * between the SET NX and the find-or-bind script) is rare and counted as sent.
      */
-    static final java.util.Set<String> RUN_BY_SCRIPTS = java.util.Set.of("get", "set", "pexpire");
+    static final java.util.Set<String> RUN_BY_SCRIPTS = java.util.Set.of("get", "pexpire", "zadd", "publish", "xadd");
 
     static RedisCommandStats read(int port) throws IOException, InterruptedException {
         return parse(redisCli(port, "INFO", "commandstats") + "\n" + redisCli(port, "INFO", "cpu"));
