@@ -55,10 +55,10 @@ public final class RedisSessionStore implements SessionStore {
     private final RedissonClient redis;
     private final RedisKeys keys;
     private final Duration idleTtl;
-    private final Duration lostTtl;
     private final Duration releaseGrace;
     private final LongSupplier clock;
     private final FollowUpWrites followUps;
+    private final ReplicaEviction eviction;
 
     /** A store that sends each binding's index and feed writes as they come. */
     public RedisSessionStore(RedissonClient redis, RedisKeys keys, SessionTtls ttls, LongSupplier clockMillis) {
@@ -87,9 +87,9 @@ public final class RedisSessionStore implements SessionStore {
         this.followUps = followUps;
         this.keys = keys;
         this.idleTtl = ttls.idle();
-        this.lostTtl = ttls.lost();
         this.releaseGrace = ttls.releaseGrace();
         this.clock = clockMillis;
+        this.eviction = new ReplicaEviction(redis, keys, ttls.lost());
     }
 
     private RBucket<String> bucket(String sessionId) {
@@ -140,8 +140,7 @@ public final class RedisSessionStore implements SessionStore {
     @Override
     public CompletableFuture<Lookup> findOrBind(String sessionId, String replicaIfNew) {
         CompletableFuture<Lookup> answer = new CompletableFuture<>();
-        RBucket<String> key = redis.getBucket(keys.session(sessionId), StringCodec.INSTANCE);
-        key.setIfAbsentAsync(replicaIfNew, idleTtl).whenComplete((bound, error) -> {
+        bucket(sessionId).setIfAbsentAsync(replicaIfNew, idleTtl).whenComplete((bound, error) -> {
             if (error != null) {
                 answer.completeExceptionally(error);
             } else if (answer.isDone()) {
@@ -285,52 +284,8 @@ public final class RedisSessionStore implements SessionStore {
 
     @Override
     public CompletableFuture<Long> evictReplica(String replica) {
-        String replicaId = Binding.replicaIdOf(replica);
         // A session bound to the replica just now must be marked too: read the index once its ZADD is in.
-        return followUps.answered().thenCompose(x -> evictPage(replica, replicaId, 0, 0));
-    }
-
-    /**
-     * Marks lost the sessions of one page of the replica's index, from rank {@code from}, drops those from the
-     * index, then goes on with the next page. One page, not the whole index: every reply must arrive within the
-     * Redis deadline, and a replica with a hundred thousand sessions has an index of megabytes. A page's marked
-     * sessions leave the index, so the next page starts {@code from} plus those that stayed. Ranks that move under
-     * concurrent writes (an expired member trimmed by a count) may let one pass miss a session; the next pass
-     * ({@code LostDrivers} runs two) marks it.
-     */
-    private CompletableFuture<Long> evictPage(String replica, String replicaId, int from, long markedSoFar) {
-        RScoredSortedSet<String> index = index(replicaId);
-        return index.valueRangeAsync(from, from + EVICTION_PAGE - 1).toCompletableFuture().thenCompose(members -> {
-            if (members.isEmpty()) {
-                return CompletableFuture.completedFuture(markedSoFar);
-            }
-            // One pipelined batch per page rather than one call per session: a replica with thousands of sessions
-            // must not take every pooled connection away from the request path.
-            List<String> sessions = new ArrayList<>(members);
-            String lostMillis = Long.toString(lostTtl.toMillis());
-            RBatch batch = redis.createBatch();
-            for (String sessionId : sessions) {
-                String key = keys.session(sessionId);
-                batch.getScript(StringCodec.INSTANCE).evalAsync(key, RScript.Mode.READ_WRITE, MARK_LOST,
-                        RScript.ReturnType.LONG, List.of(key), replica, "", lostMillis, replicaId);
-            }
-            return batch.executeAsync().toCompletableFuture().thenCompose(result -> {
-                List<String> marked = new ArrayList<>();
-                List<?> responses = result.getResponses();
-                for (int i = 0; i < responses.size(); i++) {
-                    if (responses.get(i) instanceof Number n && n.longValue() == 1) {
-                        marked.add(sessions.get(i));
-                    }
-                }
-                // Only the driver's own sessions leave the count: the id may already serve a new driver's.
-                CompletableFuture<?> unindexed = marked.isEmpty() ? CompletableFuture.completedFuture(null)
-                        : index.removeAllAsync(marked).toCompletableFuture();
-                long total = markedSoFar + marked.size();
-                return unindexed.thenCompose(x -> sessions.size() < EVICTION_PAGE
-                        ? CompletableFuture.completedFuture(total)
-                        : evictPage(replica, replicaId, from + sessions.size() - marked.size(), total));
-            });
-        });
+        return followUps.answered().thenCompose(x -> eviction.evict(replica));
     }
 
     /**
