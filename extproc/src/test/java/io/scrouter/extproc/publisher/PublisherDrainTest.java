@@ -7,19 +7,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -77,7 +70,7 @@ class PublisherDrainTest {
         // The drain itself, plus JVM shutdown slack on a busy machine.
         boolean exited = publisher.waitFor(DRAIN.toMillis() + 30_000, TimeUnit.MILLISECONDS);
         long drainedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - signalled);
-        Map<String, Long> calls = commandCalls();
+        Map<String, Long> calls = redis.commandCalls();
         assertThat(exited).as("publisher exits after its drain:\n" + Files.readString(log)).isTrue();
 
         // One renewal at the signal, then one per interval for the drain, one at its end; at most one more
@@ -135,39 +128,6 @@ class PublisherDrainTest {
             assertThat(System.nanoTime()).as("first renewal within 60 s:\n" + Files.readString(log))
                     .isLessThan(deadline);
             Thread.sleep(INTERVAL.toMillis() / 2);
-        }
-    }
-
-    /** {@code INFO commandstats}, as command name → calls since the last {@code CONFIG RESETSTAT}. */
-    private Map<String, Long> commandCalls() throws IOException {
-        String info = bulk("INFO", "commandstats");
-        Map<String, Long> calls = new HashMap<>();
-        Matcher m = Pattern.compile("cmdstat_([a-z|]+):calls=(\\d+)").matcher(info);
-        while (m.find()) {
-            calls.put(m.group(1), Long.parseLong(m.group(2)));
-        }
-        return calls;
-    }
-
-    /** One command whose reply is a bulk string, read whole (RedisProcess reads only its first line). */
-    private String bulk(String... words) throws IOException {
-        try (Socket s = new Socket("127.0.0.1", redis.port())) {
-            s.setSoTimeout(5000);
-            StringBuilder req = new StringBuilder("*").append(words.length).append("\r\n");
-            for (String w : List.of(words)) {
-                req.append('$').append(w.length()).append("\r\n").append(w).append("\r\n");
-            }
-            OutputStream out = s.getOutputStream();
-            out.write(req.toString().getBytes(StandardCharsets.US_ASCII));
-            out.flush();
-            InputStream in = s.getInputStream();
-            StringBuilder header = new StringBuilder();
-            int c;
-            while ((c = in.read()) != '\n' && c != -1) {
-                header.append((char) c);
-            }
-            int length = Integer.parseInt(header.toString().trim().substring(1));
-            return new String(in.readNBytes(length), StandardCharsets.UTF_8);
         }
     }
 }

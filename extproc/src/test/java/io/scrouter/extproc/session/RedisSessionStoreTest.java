@@ -16,7 +16,6 @@ import org.redisson.config.Config;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -30,8 +29,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -306,11 +303,11 @@ class RedisSessionStoreTest extends SessionStoreContract {
     void aNewSessionIsBoundByOneSetWithoutTheScript() throws Exception {
         // A new session's one round trip is a native SET NX PX. The find-or-bind script starts with a GET (and
         // Redis counts a script's GETs and SETs under its own names), so a GET here means the script ran.
-        Map<String, Long> before = commandCalls();
+        Map<String, Long> before = redis.commandCalls();
 
         assertThat(await(store.findOrBind(S1, "a"))).isEqualTo(new Lookup(Binding.to("a"), true));
 
-        Map<String, Long> after = commandCalls();
+        Map<String, Long> after = redis.commandCalls();
         assertThat(after.getOrDefault("set", 0L) - before.getOrDefault("set", 0L)).as("SETs").isEqualTo(1);
         assertThat(after.getOrDefault("get", 0L) - before.getOrDefault("get", 0L)).as("GETs").isZero();
         assertThat(get(KEYS.session(S1))).isEqualTo("a");
@@ -329,17 +326,6 @@ class RedisSessionStoreTest extends SessionStoreContract {
 
         assertThat(get(KEYS.session(S1))).isEqualTo("a");
         assertThat(pttl(KEYS.session(S1))).isGreaterThan(IDLE.toMillis() / 2).isLessThanOrEqualTo(IDLE.toMillis());
-    }
-
-    /** {@code INFO commandstats} as command name → calls (a script's own calls counted under their names). */
-    private static Map<String, Long> commandCalls() throws IOException {
-        Map<String, Long> calls = new HashMap<>();
-        Matcher m = Pattern.compile("cmdstat_([a-z|]+):calls=(\\d+)")
-                .matcher(String.valueOf(redis.reply("INFO", "commandstats")));
-        while (m.find()) {
-            calls.put(m.group(1), Long.parseLong(m.group(2)));
-        }
-        return calls;
     }
 
     @Test

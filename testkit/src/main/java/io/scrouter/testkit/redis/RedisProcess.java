@@ -9,8 +9,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * A real {@code redis-server} process on a free loopback port, for integration tests.
@@ -154,6 +158,20 @@ public final class RedisProcess implements AutoCloseable {
     /** Sends one command and returns the whole parsed reply (see {@link Resp}), authenticating if needed. */
     public Object reply(String... words) throws IOException {
         return Resp.authenticated(port, password, words);
+    }
+
+    /**
+     * {@code INFO commandstats} as command name → calls since start (or the last {@code CONFIG RESETSTAT}). Redis
+     * counts the commands a script runs under their own names as well as the script call itself.
+     */
+    public Map<String, Long> commandCalls() throws IOException {
+        Map<String, Long> calls = new HashMap<>();
+        String info = String.valueOf(reply("INFO", "commandstats"));
+        Matcher m = Pattern.compile("cmdstat_([a-z|]+):calls=(\\d+)").matcher(info);
+        while (m.find()) {
+            calls.put(m.group(1), Long.parseLong(m.group(2)));
+        }
+        return calls;
     }
 
     /** Sends one inline command over RESP and returns the first reply line (for test setup and checks). */
