@@ -170,11 +170,12 @@ public final class RouterServer implements AutoCloseable {
                     config.groups().map(g -> g.allow().keySet().iterator().next()).orElse(null));
         }
         endpoints = OperatorEndpoints.start(config, status, metrics, sessions);
-        health.setStatus("", HealthCheckResponse.ServingStatus.SERVING);
-        health.setStatus(RouteHeaders.HEALTH_SERVICE, HealthCheckResponse.ServingStatus.SERVING);
+        // Logged before SERVING, so anyone who saw SERVING finds the ports (admin.port 0 picks one) in the log.
         LOG.info("ext_proc router listening on {}:{} (store={}, policy={}, pool={} replicas, {})",
                 config.server().bindAddress(), port(), redis == null ? "embedded" : "redis",
                 config.placement().policy(), pool.snapshot().size(), endpoints.describe(config));
+        health.setStatus("", HealthCheckResponse.ServingStatus.SERVING);
+        health.setStatus(RouteHeaders.HEALTH_SERVICE, HealthCheckResponse.ServingStatus.SERVING);
         return this;
     }
 

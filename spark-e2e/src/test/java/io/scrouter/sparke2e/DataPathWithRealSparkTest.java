@@ -78,7 +78,7 @@ class DataPathWithRealSparkTest {
     private String routerYaml;
     private Duration drainPeriod;
     private RedisInstanceStore instances;
-    /** Each router's admin port, by its ext_proc port (kept across restarts). */
+    /** Each router's admin port, by its ext_proc port: picked by the router at each start (admin.port 0). */
     private final Map<Integer, Integer> adminPorts = new java.util.concurrent.ConcurrentHashMap<>();
     private static final Duration REPLICA_TTL = Duration.ofSeconds(3);
     private final Set<String> renewed = java.util.concurrent.ConcurrentHashMap.newKeySet();
@@ -134,16 +134,10 @@ class DataPathWithRealSparkTest {
     }
 
     private RouterProcess startRouter(int port) throws Exception {
-        int admin = adminPorts.computeIfAbsent(port, p -> {
-            try {
-                return SparkConnectServer.freePort();
-            } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
-        });
         RouterProcess r = RouterProcess.start(work, port, "drainPeriod: " + drainPeriod.toMillis() + "ms",
-                routerYaml + "admin: {bindAddress: 127.0.0.1, port: " + admin + "}\n", List.of("-Xmx256m"));
+                routerYaml + "admin: {bindAddress: 127.0.0.1, port: 0}\n", List.of("-Xmx256m"));
         assertThat(r.awaitServing(Duration.ofSeconds(120))).as("router on %d serving; log %s", port, r.log()).isTrue();
+        adminPorts.put(port, r.adminPort());
         return r;
     }
 

@@ -13,6 +13,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
@@ -102,6 +104,24 @@ public final class RouterProcess implements AutoCloseable {
 
     public int port() {
         return port;
+    }
+
+    /** The admin view's address in the router's start line ({@code RouterServer.start}): {@code admin=host:port}. */
+    private static final Pattern ADMIN_IN_START_LINE =
+            Pattern.compile("ext_proc router listening on .*admin=\\S+?:(\\d+)[,)]");
+
+    /**
+     * The port the admin view listens on, as the router reported it in its start line, which it writes before it
+     * reports SERVING: call after {@link #awaitServing}. With {@code admin.port: 0} the router picks a free port
+     * itself, so a test that restarts a router never races another process for a port it picked and let go.
+     */
+    public int adminPort() throws IOException {
+        Matcher m = ADMIN_IN_START_LINE.matcher(Files.readString(log));
+        if (!m.find()) {
+            throw new IOException("no admin=host:port in the router's start line (is admin.port set, and did the "
+                    + "router report SERVING?); its log: " + log);
+        }
+        return Integer.parseInt(m.group(1));
     }
 
     public Path log() {
