@@ -478,7 +478,10 @@ class DataPathWithRealSparkTest {
         }
     }
 
-    /** A replica as one router's admin view shows it ({@code /api/pool}). */
+    /**
+     * A replica as one router's admin view shows it ({@code /api/pool}), missing if the view does not list it. A view
+     * that does not answer fails the test at once: it must not read as "not listed".
+     */
     private com.fasterxml.jackson.databind.JsonNode replicaView(RouterProcess router, String replica) {
         try {
             String body = java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
@@ -491,7 +494,8 @@ class DataPathWithRealSparkTest {
             }
             return com.fasterxml.jackson.databind.node.MissingNode.getInstance();
         } catch (IOException e) {
-            return com.fasterxml.jackson.databind.node.MissingNode.getInstance();
+            throw new java.io.UncheckedIOException("the admin view of the router on " + router.port() + " (port "
+                    + adminPorts.get(router.port()) + ") did not answer; its log: " + router.log(), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return com.fasterxml.jackson.databind.node.MissingNode.getInstance();
