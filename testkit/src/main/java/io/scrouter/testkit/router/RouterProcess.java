@@ -27,6 +27,10 @@ public final class RouterProcess implements AutoCloseable {
     /** The gRPC health service name the router reports its readiness under. */
     public static final String HEALTH_SERVICE = "envoy.service.ext_proc.v3.ExternalProcessor";
 
+    /** The admin view's address in the router's start line ({@code RouterServer.start}): {@code admin=host:port}. */
+    private static final Pattern ADMIN_IN_START_LINE =
+            Pattern.compile("ext_proc router listening on .*admin=\\S+?:(\\d+)[,)]");
+
     private final Process process;
     private final int port;
     private final Path log;
@@ -105,10 +109,6 @@ public final class RouterProcess implements AutoCloseable {
     public int port() {
         return port;
     }
-
-    /** The admin view's address in the router's start line ({@code RouterServer.start}): {@code admin=host:port}. */
-    private static final Pattern ADMIN_IN_START_LINE =
-            Pattern.compile("ext_proc router listening on .*admin=\\S+?:(\\d+)[,)]");
 
     /**
      * The port the admin view listens on, as the router reported it in its start line, which it writes before it
