@@ -11,10 +11,10 @@ import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingResponse;
 import io.grpc.Server;
 import io.grpc.health.v1.HealthCheckResponse;
-import io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.stub.StreamObserver;
 import io.scrouter.extproc.envoy.RouteHeaders;
+import io.scrouter.extproc.runtime.IoLoops;
 import java.net.InetSocketAddress;
 
 /**
@@ -29,6 +29,12 @@ final class NoopProcessor extends ExternalProcessorGrpc.ExternalProcessorImplBas
     /**
      * Runs a no-op server in its own process, as the router runs in its own: {@code NoopProcessor <port>}. It
      * reports SERVING on the ext_proc health service as soon as it listens, and runs until killed.
+     *
+     * <p>It serves on the router's own network threads ({@link IoLoops}: the JDK's NIO transport, one event loop
+     * per CPU, the answer written on the loop that read the request), so that the two differ only in what they
+     * answer. Left to itself, grpc-netty picks Netty's native epoll transport whenever that library is on the class
+     * path, which the router does not ship; a stale copy of it in the tools' class path once gave the baseline a
+     * transport of its own.
      */
     public static void main(String[] args) throws Exception {
         if (args.length != 1 || !args[0].matches("\\d{1,5}")) {
@@ -36,8 +42,8 @@ final class NoopProcessor extends ExternalProcessorGrpc.ExternalProcessorImplBas
             System.exit(2);
         }
         HealthStatusManager health = new HealthStatusManager();
-        Server server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", Integer.parseInt(args[0])))
-                .directExecutor()
+        Server server = IoLoops.perProcessor()
+                .serverBuilder(new InetSocketAddress("127.0.0.1", Integer.parseInt(args[0])))
                 .addService(new NoopProcessor())
                 .addService(health.getHealthService())
                 .build().start();

@@ -201,7 +201,8 @@ public final class ProcessBench implements Callable<Integer> {
         BenchReport.Context c = new BenchReport.Context(command, started, machineLine(), cores.describe(),
                 String.join(" ", o.serverJvm()) + "; collector chosen by the JVM: " + collector
                         + " (a JVM started on one core sees one CPU); Java " + System.getProperty("java.version")
-                        + "; routers with their defaults plus the store settings; fresh servers and Redis for each "
+                        + "; routers with their defaults plus the store settings; the no-op on the routers' own "
+                        + "network threads (JDK NIO, one event loop per CPU); fresh servers and Redis for each "
                         + "router count",
                 machine.summary(), othersBefore, othersAfter, o.note(), o.seconds(), o.warmupSeconds(),
                 o.leadInSeconds(), o.rounds(), o.known(),
