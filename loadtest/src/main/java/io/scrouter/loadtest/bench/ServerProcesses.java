@@ -130,8 +130,7 @@ final class ServerProcesses implements AutoCloseable {
                 + "metrics: {bindAddress: 127.0.0.1, port: " + metricsPort + "}\n", jvm(name));
         toClose.add(p);
         if (!p.awaitServing(START_WITHIN)) {
-            throw new IOException(name + " did not report SERVING within " + START_WITHIN.toSeconds() + " s; its log: "
-                    + p.log());
+            throw notServing(name, p.isAlive() ? -1 : p.awaitExit(Duration.ZERO), p.log());
         }
         cores.pinServer(p.pid());
         return server(name, port, metricsPort, p.pid());
@@ -153,11 +152,21 @@ final class ServerProcesses implements AutoCloseable {
             }
         });
         if (!awaitServing(port, p, START_WITHIN)) {
-            throw new IOException(name + " did not report SERVING within " + START_WITHIN.toSeconds() + " s; its log: "
-                    + dir.resolve(name + ".log"));
+            throw notServing(name, p.isAlive() ? -1 : p.exitValue(), dir.resolve(name + ".log"));
         }
         cores.pinServer(p.pid());
         return server(name, port, -1, p.pid());
+    }
+
+    /**
+     * Why a server never reported SERVING: it exited (a JVM option it refused, a port taken; its log says which) or
+     * it kept running without serving. {@code exitStatus} is -1 while the process still runs.
+     */
+    static IOException notServing(String name, int exitStatus, Path log) {
+        String what = exitStatus >= 0
+                ? " exited with status " + exitStatus + " before reporting SERVING"
+                : " did not report SERVING within " + START_WITHIN.toSeconds() + " s";
+        return new IOException(name + what + "; its log: " + log);
     }
 
     /** The servers' JVM options, plus a GC log per server. */
