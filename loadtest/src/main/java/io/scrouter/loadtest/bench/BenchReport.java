@@ -188,7 +188,8 @@ final class BenchReport {
             }
         });
         StringBuilder s = new StringBuilder(String.format(Locale.ROOT, "%s, its own account (`/metrics`, all "
-                + "rounds): %,d decisions, %s; decision time p50 %s, p99 %s", capitalised(t.title()), answers,
+                + "rounds, lead-ins included): %,d decisions, %s; decision time p50 %s, p99 %s",
+                capitalised(t.title()), answers,
                 String.join(", ", outcomes), RouterView.formatAtMost(all.decisions(), 0.5),
                 RouterView.formatAtMost(all.decisions(), 0.99)));
         if (all.findOrBind().getOrDefault(Double.POSITIVE_INFINITY, 0L) > 0) {
@@ -205,7 +206,8 @@ final class BenchReport {
 
     /**
      * Requests a second whose session the placement policy placed (outcome {@code placed} or {@code placed_degraded}
-     * in the router's own account), per round; null when the rounds have no such account.
+     * in the router's own account), per round: the measured answers a second times the share the policy placed in
+     * the router's account, which covers the round's lead-in as well; null when the rounds have no such account.
      */
     static Spread placedByPolicyPerSecond(List<Round> rounds) {
         List<Double> perSecond = new ArrayList<>();

@@ -236,7 +236,10 @@ public final class ProcessBench implements Callable<Integer> {
                 double loadAverage = machine.sample();
                 List<Long> pids = servers.of(t, b.routers()).stream().map(ServerProcesses.Server::pid).toList();
                 List<Long> bystanders = bystanders(servers, t, pids);
-                BeforeReadings before = new BeforeReadings(servers, t, b.routers(), pids, bystanders);
+                BeforeReadings before = new BeforeReadings(servers, t, pids, bystanders);
+                // The routers' own account is read before the lead-in, not when measuring starts: a scrape makes a
+                // router compile its event loop's select path again (loadtest/README.md, "the bench's own scrapes").
+                before.router = routerView(servers, t, b.routers());
                 InFlightLoad.Figures f = new InFlightLoad(servers.calls(t, b.routers()))
                         .run(sessions, b.inFlight(), o.leadInSeconds() * 1000L, before::read, millis);
                 CpuTimes cpu = CpuTimes.read(pids, bystanders).since(before.cpu);
@@ -268,30 +271,27 @@ public final class ProcessBench implements Callable<Integer> {
     }
 
     /**
-     * A round's "before" readings, taken when its measured part starts: the routers' own account (a scrape of their
-     * metrics), Redis's command counts and the servers' CPU, in that order, so that the scrape's own CPU is not counted.
+     * A round's "before" readings: the routers' own account (a scrape of their metrics) before its lead-in, so that
+     * it covers the lead-in as well; Redis's command counts and the servers' CPU when its measured part starts.
      */
     private static final class BeforeReadings {
         private final ServerProcesses servers;
         private final Target target;
-        private final int routers;
         private final List<Long> pids;
         private final List<Long> bystanders;
         RouterView router;
         RedisCommandStats redis;
         CpuTimes cpu;
 
-        BeforeReadings(ServerProcesses servers, Target target, int routers, List<Long> pids, List<Long> bystanders) {
+        BeforeReadings(ServerProcesses servers, Target target, List<Long> pids, List<Long> bystanders) {
             this.servers = servers;
             this.target = target;
-            this.routers = routers;
             this.pids = pids;
             this.bystanders = bystanders;
         }
 
         void read() {
             try {
-                router = routerView(servers, target, routers);
                 redis = target == Target.ROUTER_REDIS ? RedisCommandStats.read(servers.redis().port()) : null;
             } catch (java.io.IOException e) {
                 throw new java.io.UncheckedIOException("taking a round's readings before it is measured", e);
