@@ -4,7 +4,6 @@ import io.grpc.Server;
 import io.grpc.ServerBuilder;
 import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.protobuf.services.HealthStatusManager;
-import io.netty.channel.EventLoopGroup;
 import io.scrouter.extproc.config.RouterConfig;
 import io.scrouter.extproc.envoy.DecisionObserver;
 import io.scrouter.extproc.envoy.ExtProcService;
@@ -25,7 +24,6 @@ import io.scrouter.extproc.routing.SessionCounts;
 import io.scrouter.extproc.routing.SessionRouter;
 import io.scrouter.extproc.runtime.DaemonThreads;
 import io.scrouter.extproc.runtime.IoLoops;
-import io.scrouter.extproc.runtime.LoopHttpGetter;
 import io.scrouter.extproc.runtime.SystemTime;
 import io.scrouter.extproc.runtime.TimeSource;
 import io.scrouter.extproc.session.BindingFeed;
@@ -42,6 +40,7 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.net.http.HttpClient;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -77,9 +76,6 @@ public final class RouterServer implements AutoCloseable {
     private final RouterMetrics metrics;
     private final StreamLimits limits;
     private final IoLoops io;
-    /** Loops created for the probes and endpoints when the gRPC server runs on another transport, else null. */
-    private final IoLoops ownLoops;
-    private final EventLoopGroup loops;
     private OperatorEndpoints endpoints;
 
     private RouterServer(RouterConfig config, ServerBuilder<?> builder, IoLoops io, DecisionObserver observer,
@@ -103,11 +99,8 @@ public final class RouterServer implements AutoCloseable {
         this.board = new LoadBoard(new Ewma(p.ewmaAlpha(), config.probe().interval().toMillis()),
                 config.probe().staleAfter().toMillis());
         this.probeExecutor = Executors.newFixedThreadPool(2, DaemonThreads.named("scrouter-probe"));
-        // The probes and the operator endpoints use the network threads (one set of users of the JDK's selector
-        // code: LoopHttpGetter says why). A router on another transport (tests) gets loops of its own for them.
-        this.ownLoops = io == null ? IoLoops.perProcessor() : null;
-        this.loops = io != null ? io.group() : ownLoops.group();
-        LoopHttpGetter http = new LoopHttpGetter(loops, probeExecutor);
+        HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(config.probe().timeout()).executor(probeExecutor).build();
         this.prober = new LoadProber(pool, board,
                 replica -> new SparkRestProbe(http, replica.metricsUrl(), config.probe().timeout()), clock);
         this.counts = new SessionCounts(sessions,
@@ -176,7 +169,7 @@ public final class RouterServer implements AutoCloseable {
             Warmup.run(routing.router(), limits, time,
                     config.groups().map(g -> g.allow().keySet().iterator().next()).orElse(null));
         }
-        endpoints = OperatorEndpoints.start(config, loops, status, metrics, sessions);
+        endpoints = OperatorEndpoints.start(config, status, metrics, sessions);
         // Logged before SERVING, so anyone who saw SERVING finds the ports (admin.port 0 picks one) in the log.
         LOG.info("ext_proc router listening on {}:{} (store={}, policy={}, pool={} replicas, {})",
                 config.server().bindAddress(), port(), redis == null ? "embedded" : "redis",
@@ -303,9 +296,6 @@ public final class RouterServer implements AutoCloseable {
         }
         if (io != null) {
             io.close();
-        }
-        if (ownLoops != null) {
-            ownLoops.close();
         }
     }
 }

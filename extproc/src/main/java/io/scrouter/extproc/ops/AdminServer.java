@@ -3,17 +3,21 @@ package io.scrouter.extproc.ops;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.netty.channel.EventLoopGroup;
-import io.scrouter.extproc.ops.OpsHttpServer.Answer;
-import io.scrouter.extproc.ops.OpsHttpServer.Request;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
 import io.scrouter.extproc.routing.SessionIds;
 import io.scrouter.extproc.session.Binding;
 import io.scrouter.extproc.session.SessionStore;
 
 import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -32,39 +36,34 @@ public final class AdminServer implements AutoCloseable {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private final OpsHttpServer server;
+    private final HttpServer server;
+    private final ExecutorService executor;
     private final RouterStatus status;
     private final SessionStore store;
 
-    /** Serves on the router's event loops ({@code loops}); pages are built on a thread of its own. */
-    public AdminServer(EventLoopGroup loops, String bindAddress, int port, RouterStatus status, SessionStore store)
-            throws IOException {
+    public AdminServer(String bindAddress, int port, RouterStatus status, SessionStore store) throws IOException {
         this.status = status;
         this.store = store;
-        this.server = OpsHttpServer.start(loops, bindAddress, port, "scrouter-admin", this::answer);
+        this.server = HttpServer.create(new InetSocketAddress(bindAddress, port), 16);
+        this.executor = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "scrouter-admin");
+            t.setDaemon(true);
+            return t;
+        });
+        server.setExecutor(executor);
+        server.createContext("/healthz", ex -> send(ex, 200, "text/plain", "ok\n"));
+        server.createContext("/readyz", this::ready);
+        server.createContext("/api/pool", ex -> send(ex, 200, "application/json", poolJson().toPrettyString()));
+        server.createContext("/api/sessions/", this::session);
+        server.createContext("/", this::page);
+        server.start();
     }
 
     public int port() {
-        return server.port();
+        return server.getAddress().getPort();
     }
 
-    private Answer answer(Request request) {
-        String path = request.path();
-        if (path.equals("/healthz")) {
-            return Answer.of(200, "text/plain", "ok\n");
-        } else if (path.equals("/readyz")) {
-            return ready();
-        } else if (path.equals("/api/pool")) {
-            return Answer.of(200, "application/json", poolJson().toPrettyString());
-        } else if (path.startsWith("/api/sessions/")) {
-            return session(path.substring("/api/sessions/".length()));
-        } else if (path.equals("/")) {
-            return Answer.of(200, "text/html; charset=utf-8", page());
-        }
-        return Answer.of(404, "text/plain", "not found; try /, /api/pool, /api/sessions/<uuid>, /healthz, /readyz\n");
-    }
-
-    private Answer ready() {
+    private void ready(HttpExchange ex) throws IOException {
         int replicas = status.replicas().size();
         boolean ready = replicas > 0 && !status.draining();
         ObjectNode body = JSON.createObjectNode();
@@ -76,7 +75,7 @@ public final class AdminServer implements AutoCloseable {
             body.put("reason", "the pool is empty: no replica published in the instance store"
                     + (status.poolError() == null ? "" : " (last read failed: " + status.poolError() + ")"));
         }
-        return Answer.of(ready ? 200 : 503, "application/json", body.toPrettyString());
+        send(ex, ready ? 200 : 503, "application/json", body.toPrettyString());
     }
 
     ObjectNode poolJson() {
@@ -132,10 +131,11 @@ public final class AdminServer implements AutoCloseable {
         }
     }
 
-    private Answer session(String id) {
+    private void session(HttpExchange ex) throws IOException {
+        String id = ex.getRequestURI().getPath().substring("/api/sessions/".length());
         if (!SessionIds.isValid(id)) {
-            return Answer.of(400, "application/json",
-                    "{\"error\":\"give a session id in UUID form: /api/sessions/<uuid>\"}\n");
+            send(ex, 400, "application/json", "{\"error\":\"give a session id in UUID form: /api/sessions/<uuid>\"}\n");
+            return;
         }
         ObjectNode body = JSON.createObjectNode();
         body.put("session", SessionIds.canonical(id));
@@ -146,7 +146,7 @@ public final class AdminServer implements AutoCloseable {
         } catch (Exception e) {
             body.put("storeError", e.toString());
         }
-        return Answer.of(200, "application/json", body.toPrettyString());
+        send(ex, 200, "application/json", body.toPrettyString());
     }
 
     private static void putBinding(ObjectNode body, String key, Optional<Binding> binding) {
@@ -159,7 +159,11 @@ public final class AdminServer implements AutoCloseable {
         b.put("lost", binding.get().lost());
     }
 
-    private String page() {
+    private void page(HttpExchange ex) throws IOException {
+        if (!ex.getRequestURI().getPath().equals("/")) {
+            send(ex, 404, "text/plain", "not found; try /, /api/pool, /api/sessions/<uuid>, /healthz, /readyz\n");
+            return;
+        }
         StringBuilder html = new StringBuilder("""
                 <!doctype html><html><head><meta charset="utf-8"><title>scrouter</title>
                 <style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}
@@ -188,7 +192,7 @@ public final class AdminServer implements AutoCloseable {
         }
         html.append("</table><p>").append(views.size()).append(" replicas &middot; JSON: <a href=\"/api/pool\">"
                 + "/api/pool</a>, /api/sessions/&lt;uuid&gt;</p></body></html>\n");
-        return html.toString();
+        send(ex, 200, "text/html; charset=utf-8", html.toString());
     }
 
     private static String fmt(double v) {
@@ -199,8 +203,18 @@ public final class AdminServer implements AutoCloseable {
         return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;");
     }
 
+    private static void send(HttpExchange ex, int status, String type, String body) throws IOException {
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        ex.getResponseHeaders().add("Content-Type", type);
+        ex.sendResponseHeaders(status, bytes.length);
+        try (OutputStream out = ex.getResponseBody()) {
+            out.write(bytes);
+        }
+    }
+
     @Override
     public void close() {
-        server.close();
+        server.stop(0);
+        executor.shutdownNow();
     }
 }

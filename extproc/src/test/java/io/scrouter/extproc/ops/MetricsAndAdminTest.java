@@ -23,12 +23,10 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Collectors;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -52,8 +50,6 @@ class MetricsAndAdminTest {
     private RouterServer rs;
     private ManagedChannel channel;
     private final HttpClient http = HttpClient.newHttpClient();
-    /** The JVM's threads just before the router started (the Spark stand-ins' servers among them). */
-    private Set<Long> threadsBefore;
 
     @BeforeEach
     void start() throws Exception {
@@ -73,7 +69,6 @@ class MetricsAndAdminTest {
                 metrics: {bindAddress: 127.0.0.1, port: 0}
                 """.formatted(busy.url(), idle.url(), PROBE_INTERVAL.toMillis(), PROBE_TIMEOUT.toMillis(),
                 Patience.of(PROBE_INTERVAL, PROBE_TIMEOUT).toMillis());
-        threadsBefore = Thread.getAllStackTraces().keySet().stream().map(Thread::getId).collect(Collectors.toSet());
         rs = RouterServer.start(ConfigLoader.parse(yaml, Map.of()));
         channel = NettyChannelBuilder.forAddress("127.0.0.1", rs.port()).usePlaintext().build();
         Await.until("fresh samples", Patience.probeRound(rs.config()),
@@ -188,53 +183,6 @@ class MetricsAndAdminTest {
                 .anyMatch(k -> k.startsWith("process_start_time_seconds"));
         // It read 1.0 before any lookup and duplicated what the dashboard computes from the two counters.
         assertThat(m.keySet()).noneMatch(k -> k.startsWith("scrouter_near_cache_hit_ratio"));
-    }
-
-    @Test
-    void probesMetricsAndAdminRunOnTheRoutersNetworkThreadsNotOnTheJdksHttpStack() throws Exception {
-        // The JDK's HTTP server and client each run the JDK's selector code on a thread of their own; beside the
-        // event loops they make the JIT compile the loops' select path again (OpsHttpServer says why). Probes
-        // have run (fresh samples) and both endpoints answer, so each has had its chance to start such a thread.
-        // Read with blocking sockets, which start no thread, so every new thread is the router's.
-        assertThat(status("http://127.0.0.1:" + rs.metricsPort() + "/metrics")).isEqualTo(200);
-        assertThat(status("http://127.0.0.1:" + rs.adminPort() + "/api/pool")).isEqualTo(200);
-        Await.until("a probe round after the scrape", Patience.probeRound(rs.config()),
-                () -> rs.board().isFresh("idle", System.currentTimeMillis()));
-
-        List<String> started = Thread.getAllStackTraces().keySet().stream()
-                .filter(t -> !threadsBefore.contains(t.getId())).map(Thread::getName).toList();
-        assertThat(started).as("threads the router started").isNotEmpty()
-                .noneMatch(n -> n.startsWith("HTTP-Dispatcher"))
-                .noneMatch(n -> n.matches("HttpClient-\\d+-(SelectorManager|Worker-\\d+)"));
-    }
-
-    private static int status(String url) throws Exception {
-        java.net.HttpURLConnection c = (java.net.HttpURLConnection) URI.create(url).toURL().openConnection();
-        try {
-            c.getInputStream().readAllBytes();
-            return c.getResponseCode();
-        } finally {
-            c.disconnect();
-        }
-    }
-
-    @Test
-    void metricsPageRefusesOtherMethodsAndNamesItsPath() throws Exception {
-        String base = "http://127.0.0.1:" + rs.metricsPort();
-        HttpResponse<String> post = http.send(HttpRequest.newBuilder(URI.create(base + "/metrics"))
-                .POST(HttpRequest.BodyPublishers.ofString("x")).build(), HttpResponse.BodyHandlers.ofString());
-        assertThat(post.statusCode()).isEqualTo(405);
-        assertThat(post.headers().firstValue("Allow")).hasValue("GET, HEAD");
-        HttpResponse<String> other = get(base + "/nope");
-        assertThat(other.statusCode()).isEqualTo(404);
-        assertThat(other.body()).contains("/metrics");
-        // The format Prometheus asks for by default (OpenMetrics) is honoured, as by the client's own server.
-        HttpResponse<String> open = http.send(HttpRequest.newBuilder(URI.create(base + "/metrics"))
-                .header("Accept", "application/openmetrics-text; version=1.0.0").GET().build(),
-                HttpResponse.BodyHandlers.ofString());
-        assertThat(open.headers().firstValue("Content-Type")).hasValueSatisfying(
-                t -> assertThat(t).startsWith("application/openmetrics-text"));
-        assertThat(open.body()).endsWith("# EOF\n");
     }
 
     private static org.assertj.core.data.Offset<Double> within() {

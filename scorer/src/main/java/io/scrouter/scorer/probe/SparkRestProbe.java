@@ -6,6 +6,8 @@ import io.scrouter.scorer.LoadSample;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -21,25 +23,20 @@ import java.util.concurrent.TimeUnit;
  */
 public final class SparkRestProbe implements LoadProbe {
 
-    private final HttpGetter http;
+    private final HttpClient http;
     private final URI base;
     private final Duration timeout;
     private volatile String applicationId;
 
     /**
-     * @param http       how to fetch (the router's own network threads; the JDK's client in tools)
+     * @param http       shared client (one per router is enough; it pools connections)
      * @param metricsUrl the driver UI's base URL, such as {@code http://10.0.0.5:4040}
      * @param timeout    deadline for the whole probe
      */
-    public SparkRestProbe(HttpGetter http, String metricsUrl, Duration timeout) {
+    public SparkRestProbe(HttpClient http, String metricsUrl, Duration timeout) {
         this.http = http;
         this.base = URI.create(metricsUrl.endsWith("/") ? metricsUrl : metricsUrl + "/");
         this.timeout = timeout;
-    }
-
-    /** A probe on the JDK's HTTP client ({@code http} shared: one per process is enough; it pools connections). */
-    public SparkRestProbe(HttpClient http, String metricsUrl, Duration timeout) {
-        this(new JdkHttpGetter(http), metricsUrl, timeout);
     }
 
     @Override
@@ -72,15 +69,17 @@ public final class SparkRestProbe implements LoadProbe {
     private CompletableFuture<byte[]> get(String path) {
         // The whole probe's deadline (orTimeout above) must be the one that fires, so a hang always surfaces
         // as a TimeoutException; the per-request timeout only stops the HTTP exchange from lingering after.
-        URI uri = base.resolve(path);
-        return http.get(uri, timeout.multipliedBy(2)).thenApply(reply -> {
-            if (reply.status() == 404) {
+        HttpRequest request = HttpRequest.newBuilder(base.resolve(path)).timeout(timeout.multipliedBy(2)).GET()
+                .build();
+        return http.sendAsync(request, HttpResponse.BodyHandlers.ofByteArray()).thenApply(response -> {
+            if (response.statusCode() == 404) {
                 applicationId = null;
             }
-            if (reply.status() != 200) {
-                throw new CompletionException(new IOException("GET " + uri + " answered HTTP " + reply.status()));
+            if (response.statusCode() != 200) {
+                throw new CompletionException(new IOException(
+                        "GET " + request.uri() + " answered HTTP " + response.statusCode()));
             }
-            return reply.body();
+            return response.body();
         });
     }
 }
