@@ -1,5 +1,8 @@
 import re, sys, glob, os
-# usage: jitparse.py DIR BENCHLOG  -> per server: nmethods, not entrant, traps (whole life); traps in sun.nio.ch
+# usage: python3 jit_traps.py DIR BENCH-PROGRESS-LOG
+# DIR holds -XX:LogFile=DIR/hs-%p.log files; the bench's progress output names each server's pid.
+# Prints per server: compiled methods installed, versions made not entrant, runtime traps (whole life),
+# and each trap at, or compiled into, sun.nio.ch code.
 log = open(sys.argv[2]).read()
 names = {m.group(2): m.group(1) for m in re.finditer(r'(\S+) SERVING on \S+ \(pid (\d+)\)', log)}
 for f in sorted(glob.glob(os.path.join(sys.argv[1], 'hs-pid*.log'))):
