@@ -36,6 +36,24 @@ public final class Main implements Callable<Integer> {
                 && System.getProperty("logback.configurationFile") == null) {
             System.setProperty("logback.configurationFile", "logback-json.xml");
         }
+        keepAsyncCompletionsOnPooledThreads();
+    }
+
+    /**
+     * The JDK's HTTP client (the load probes, the publisher's readiness check) completes every {@code sendAsync}
+     * on {@code CompletableFuture}'s default executor ({@code HttpClientImpl.sendAsync}, "makes sure that any
+     * dependent actions happen in the CF default executor"). With fewer than 2 threads in the common pool, which is
+     * what the JVM picks on 1 or 2 CPUs (a small node, a pod or process pinned to one core), that executor starts a
+     * new thread for every task ({@code CompletableFuture.ThreadPerTaskExecutor}): a router probing 4 replicas
+     * every second started 8 threads a second, on the core its event loop needed. Two pooled threads instead,
+     * unless the operator set the pool's size. Runs before anything can create the common pool, which reads the
+     * property once.
+     */
+    static void keepAsyncCompletionsOnPooledThreads() {
+        String property = "java.util.concurrent.ForkJoinPool.common.parallelism";
+        if (System.getProperty(property) == null && Runtime.getRuntime().availableProcessors() <= 2) {
+            System.setProperty(property, "2");
+        }
     }
 
     @Option(names = "--config", paramLabel = "FILE", description = RunCommand.CONFIG_HELP)

@@ -24,6 +24,9 @@ import java.util.function.Supplier;
 /**
  * The router's Prometheus metrics. Counters and histograms are fed on the request path (lock-free
  * increments); everything about replicas is read from {@link RouterStatus} only when scraped.
+ * The request-path series carry no exemplars: the router has no tracer to take them from, and with exemplars
+ * on, every increment would still try to sample one and hand the client library's scheduler thread a timer
+ * (about ten wake-ups a second per series, on the cores the event loops use).
  * Names follow Prometheus conventions: {@code scrouter_} prefix, base units, {@code _total} on counters.
  */
 public final class RouterMetrics implements DecisionObserver, StoreCallObserver {
@@ -49,19 +52,21 @@ public final class RouterMetrics implements DecisionObserver, StoreCallObserver 
         decisions = Counter.builder().name("scrouter_decisions_total")
                 .help("Routing decisions by outcome (known, placed, placed_degraded, fallback, rejected) and "
                         + "rejection reason")
-                .labelNames("outcome", "reason").register(registry);
+                .labelNames("outcome", "reason").withoutExemplars().register(registry);
         decisionSeconds = Histogram.builder().name("scrouter_decision_duration_seconds")
                 .help("Time from Envoy's request headers to the router's answer").unit(Unit.SECONDS)
-                .classicUpperBounds(DECISION_BUCKETS).classicOnly().labelNames("outcome").register(registry);
+                .classicUpperBounds(DECISION_BUCKETS).classicOnly().labelNames("outcome").withoutExemplars()
+                .register(registry);
         clientRouteHeader = Counter.builder().name("scrouter_client_route_header_total")
                 .help("Requests that arrived carrying the route header themselves (overwritten; a sign that "
-                        + "Envoy's header removal is missing)").register(registry);
+                        + "Envoy's header removal is missing)").withoutExemplars().register(registry);
         redisSeconds = Histogram.builder().name("scrouter_store_call_duration_seconds")
                 .help("Session-store (Redis) call latency by operation").unit(Unit.SECONDS)
-                .classicUpperBounds(REDIS_BUCKETS).classicOnly().labelNames("operation").register(registry);
+                .classicUpperBounds(REDIS_BUCKETS).classicOnly().labelNames("operation").withoutExemplars()
+                .register(registry);
         redisErrors = Counter.builder().name("scrouter_store_errors_total")
                 .help("Session-store (Redis) calls that failed or timed out, by operation")
-                .labelNames("operation").register(registry);
+                .labelNames("operation").withoutExemplars().register(registry);
 
         // No hit-ratio gauge: since start it says little about now, and it read 1.0 before any lookup. The
         // dashboard divides the rates of these two series over its own window.

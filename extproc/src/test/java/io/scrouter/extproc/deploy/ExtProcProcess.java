@@ -12,6 +12,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -31,16 +34,26 @@ final class ExtProcProcess implements AutoCloseable {
     }
 
     static ExtProcProcess start(Path config, int port, Path log) throws IOException, InterruptedException {
-        return start(config, port, log, java.util.Map.of());
+        return start(config, port, log, Map.of());
     }
 
     /** As {@link #start(Path, int, Path)}, with {@code env} (for example the log format) set for the process. */
-    static ExtProcProcess start(Path config, int port, Path log, java.util.Map<String, String> env)
+    static ExtProcProcess start(Path config, int port, Path log, Map<String, String> env)
             throws IOException, InterruptedException {
+        return start(config, port, log, env, List.of());
+    }
+
+    /** As above, with {@code jvmArgs} given to the JVM (for example {@code -XX:ActiveProcessorCount=1}). */
+    static ExtProcProcess start(Path config, int port, Path log, Map<String, String> env,
+                                List<String> jvmArgs) throws IOException, InterruptedException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         // Surefire may put only a manifest jar on java.class.path; this property has the real one.
         String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-        ProcessBuilder builder = new ProcessBuilder(java, "-cp", classPath, MAIN, "--config", config.toString())
+        List<String> command = new ArrayList<>();
+        command.add(java);
+        command.addAll(jvmArgs);
+        command.addAll(List.of("-cp", classPath, MAIN, "--config", config.toString()));
+        ProcessBuilder builder = new ProcessBuilder(command)
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile());
         // The environment overrides the file; a stray SCROUTER_* from the build machine must not.

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Serves the three Spark monitoring REST endpoints the probe reads, in Spark 4.2's shape, with a load the
@@ -18,6 +19,7 @@ public final class SparkRestStandIn implements AutoCloseable {
     private volatile long pending;
     private volatile long slots = 2;
     private volatile boolean failing;
+    private final AtomicLong served = new AtomicLong();
 
     public SparkRestStandIn() throws IOException {
         server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 16);
@@ -43,6 +45,7 @@ public final class SparkRestStandIn implements AutoCloseable {
             try (OutputStream out = exchange.getResponseBody()) {
                 out.write(bytes);
             }
+            served.incrementAndGet();
         });
         server.start();
     }
@@ -57,6 +60,11 @@ public final class SparkRestStandIn implements AutoCloseable {
 
     public void failing(boolean failing) {
         this.failing = failing;
+    }
+
+    /** Requests answered so far, failed ones included. */
+    public long requestsServed() {
+        return served.get();
     }
 
     public String url() {
