@@ -45,7 +45,7 @@ public final class Main implements Callable<Integer> {
      * dependent actions happen in the CF default executor"). With fewer than 2 threads in the common pool, which is
      * what the JVM picks on 1 or 2 CPUs (a small node, a pod or process pinned to one core), that executor starts a
      * new thread for every task ({@code CompletableFuture.ThreadPerTaskExecutor}): a router probing 4 replicas
-     * every second started 8 threads a second, on the core its event loop needed. Two pooled threads instead,
+     * every second started about 8 threads a second, on the core its event loop needed. Two pooled threads instead,
      * unless the operator set the pool's size. Runs before anything can create the common pool, which reads the
      * property once.
      */
