@@ -1,5 +1,6 @@
 package io.scrouter.extproc.deploy;
 
+import io.scrouter.extproc.testing.Await;
 import io.scrouter.testkit.redis.RedisProcess;
 import io.scrouter.testkit.spark.SparkRestStandIn;
 import org.junit.jupiter.api.Test;
@@ -54,26 +55,17 @@ class ProbeThreadsOnOneCpuTest {
             try (ExtProcProcess router = ExtProcProcess.start(config, port, dir.resolve("router.log"), Map.of(),
                     List.of("-XX:ActiveProcessorCount=1"))) {
                 // The first rounds start what is started once: the HTTP client's selector, the pooled threads.
-                awaitAnswers(answers, 4 * 3, patience, router);
+                Await.until("the first probe rounds", patience, () -> answers.getAsLong() >= 4 * 3);
                 long threadsBefore = threadsStarted(metricsPort);
                 long answersBefore = answers.getAsLong();
-                awaitAnswers(answers, answersBefore + ANSWERS, patience, router);
+                Await.until(ANSWERS + " more probe answers", patience,
+                        () -> answers.getAsLong() >= answersBefore + ANSWERS);
                 long threadsAfter = threadsStarted(metricsPort);
                 long answered = answers.getAsLong() - answersBefore;
                 assertThat(threadsAfter - threadsBefore)
                         .as("threads started while the replicas answered %d probe requests", answered)
                         .isLessThan(answered / 4);
             }
-        }
-    }
-
-    private static void awaitAnswers(LongSupplier answers, long atLeast, Duration patience, ExtProcProcess router)
-            throws Exception {
-        long deadline = System.nanoTime() + patience.toNanos();
-        while (answers.getAsLong() < atLeast) {
-            assertThat(System.nanoTime()).as("%d probe answers within %s; router log:%n%s", atLeast, patience,
-                    router.output()).isLessThan(deadline);
-            Thread.sleep(PROBE_INTERVAL.toMillis() / 2);
         }
     }
 
