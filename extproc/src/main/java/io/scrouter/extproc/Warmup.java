@@ -2,9 +2,7 @@ package io.scrouter.extproc;
 
 import com.google.protobuf.ByteString;
 import io.envoyproxy.envoy.service.ext_proc.v3.ProcessingRequest;
-import io.grpc.ManagedChannel;
 import io.grpc.Server;
-import io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.NettyServerBuilder;
 import io.scrouter.extproc.client.ExtProcClient;
 import io.scrouter.extproc.envoy.DecisionObserver;
@@ -25,12 +23,10 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -41,7 +37,9 @@ import java.util.concurrent.TimeUnit;
  * <p>It sends real ext_proc streams over loopback HTTP/2 to a throw-away server built from the same parts as
  * the real one (gRPC on Netty, {@code ProcessStream}, the answers) whose decisions are
  * {@link SessionRouter#dryRun dry runs}: the placement policy runs on the live pool, but nothing is bound,
- * cached, counted or exported. Header mode, body mode and rejections are all exercised.
+ * cached, counted or exported. Header mode, body mode and rejections are all exercised. The streams come from
+ * {@link WarmupConnection}, a client that shares no code with the server's network stack, so that the server's
+ * hot path is compiled for the server alone (that class says why this matters).
  */
 final class Warmup {
 
@@ -51,22 +49,24 @@ final class Warmup {
     static final int STREAMS = 1000;
     private static final int IN_FLIGHT = 16;
     /** Warm-up never holds a start for longer than this, however busy the machine. */
-    private static final long BUDGET_MILLIS = 5_000;
+    static final long BUDGET_MILLIS = 5_000;
     /** Answers a dry run without replicas with: never written to a real request. */
     private static final Replica NOWHERE = new Replica("warmup", "127.0.0.1:1", null, ReplicaState.READY);
 
     private Warmup() {
     }
 
-    /** Runs the warm-up; returns how many streams were answered. Never throws: a cold start is not fatal. */
     /**
+     * Runs the warm-up; returns how many streams the service answered (at most {@link #STREAMS}). Never throws: a
+     * cold start is not fatal.
+     *
      * @param group a request group the configuration allows, sent on the warm-up requests so that they reach
      *              placement; null without groups
      */
     static int run(SessionRouter router, StreamLimits limits, TimeSource time, String group) {
         long started = System.nanoTime();
         Server server = null;
-        ManagedChannel channel = null;
+        int sent = 0;
         int answered = 0;
         try {
             server = NettyServerBuilder.forAddress(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
@@ -75,32 +75,31 @@ final class Warmup {
                     .addService(new ExtProcService(request -> CompletableFuture.completedFuture(
                             dryRun(router, request)), DecisionObserver.NONE, limits, time))
                     .build().start();
-            channel = NettyChannelBuilder.forAddress(InetAddress.getLoopbackAddress().getHostAddress(),
-                    server.getPort()).usePlaintext().directExecutor().build();
-            ExtProcClient client = new ExtProcClient(channel, Duration.ofMillis(BUDGET_MILLIS));
-            Semaphore inFlight = new Semaphore(IN_FLIGHT);
             long deadline = started + TimeUnit.MILLISECONDS.toNanos(BUDGET_MILLIS);
-            for (int i = 0; i < STREAMS && System.nanoTime() < deadline; i++) {
-                if (!inFlight.tryAcquire(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
-                    break;
+            try (WarmupConnection connection = new WarmupConnection(
+                    new InetSocketAddress(InetAddress.getLoopbackAddress(), server.getPort()), STREAMS, deadline)) {
+                try {
+                    while (sent < STREAMS) {
+                        int batch = Math.min(IN_FLIGHT, STREAMS - sent);
+                        for (int i = 0; i < batch; i++) {
+                            connection.send(messages(sent + i, group));
+                        }
+                        sent += batch;
+                        connection.awaitAllEnded();
+                    }
+                } finally {
+                    answered = connection.answered();
                 }
-                exchange(client, i, group).whenComplete((n, e) -> inFlight.release());
-                answered++;
             }
-            inFlight.tryAcquire(IN_FLIGHT, Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (IOException | RuntimeException e) {
-            LOG.warn("warming the decision path failed ({}); the first requests may be slow", e.toString());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            LOG.warn("warming the decision path stopped after {} of {} streams were answered ({}); the first "
+                    + "requests may be slow", answered, STREAMS, e.toString());
         } finally {
-            if (channel != null) {
-                channel.shutdownNow();
-            }
             if (server != null) {
                 server.shutdownNow();
             }
         }
-        LOG.info("warmed the decision path with {} ext_proc streams in {} ms", answered,
+        LOG.info("warmed the decision path with {} answered ext_proc streams in {} ms", answered,
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
         return answered;
     }
@@ -113,11 +112,8 @@ final class Warmup {
         return d;
     }
 
-    /**
-     * One stream of one of four shapes: header route, body route, header rejection, body rejection. Ends when the
-     * router closes it, whatever it answered.
-     */
-    private static CompletableFuture<Void> exchange(ExtProcClient client, int i, String group) {
+    /** The messages of one stream of one of four shapes: header route, body route, header rejection, body rejection. */
+    private static List<ProcessingRequest> messages(int i, String group) {
         String session = UUID.randomUUID().toString();
         boolean body = i % 4 >= 2;
         boolean reject = i % 2 == 1;
@@ -134,6 +130,6 @@ final class Warmup {
                     .put((byte) 0x0A).put((byte) bytes.length).put(bytes);
             messages.add(ExtProcClient.bodyRequest(ByteString.copyFrom(frame.array()), true));
         }
-        return client.exchangeUntilClosedAsync(messages).handle((answers, error) -> null);
+        return messages;
     }
 }
