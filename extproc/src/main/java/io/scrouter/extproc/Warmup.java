@@ -38,8 +38,8 @@ import java.util.concurrent.TimeUnit;
  * the real one (gRPC on Netty, {@code ProcessStream}, the answers) whose decisions are
  * {@link SessionRouter#dryRun dry runs}: the placement policy runs on the live pool, but nothing is bound,
  * cached, counted or exported. Header mode, body mode and rejections are all exercised. The streams come from
- * {@link WarmupConnection}, a client that shares no code with the server's network stack, so that the server's
- * hot path is compiled for the server alone (that class says why this matters).
+ * {@link WarmupConnection}, a client that shares no code with the server's network stack, so that the budget is
+ * spent compiling the server alone (that class gives the figures).
  */
 final class Warmup {
 

@@ -23,12 +23,11 @@ import java.util.concurrent.TimeUnit;
  *
  * <p><b>Why not grpc-java's own client.</b> The warm-up is there to load and compile the server's path. A grpc-java
  * client in the same process loads and compiles the client half of gRPC and of Netty's HTTP/2 codec as well, on the
- * same core, inside the warm-up's time budget; on one busy core that budget ran out after a few dozen streams. Measured
- * on one core ({@code loadtest/README.md}, "The warm-up's own client"): 1,000 streams took 2.3–3.5 s with this class
- * against 2.9–4.6 s with grpc-java's client; with four routers and a no-op server starting at once on that core, a
- * router warming up this way had 160 streams answered within the 5 s budget, one with grpc-java's client 16. It also keeps the client's types out of the type profiles HotSpot
- * compiles the server's shared Netty and gRPC code from; the CPU per answer afterwards was the same either way, to
- * within the host's noise.
+ * same core, inside the warm-up's time budget. Measured on one core ({@code loadtest/README.md}, "Netty's leak
+ * detector, and the warm-up's own client"): 1,000 streams took 2.4–3.5 s with this class against 3.4–4.6 s with
+ * grpc-java's client; with four routers and a no-op server starting at once on that core, a router warming up this
+ * way had 160 streams answered within the 5 s budget, one with grpc-java's client 16. The CPU per answer once warm
+ * was the same either way, to within the host's noise.
  *
  * <p>Not a general client: one connection, used by one thread, streams of a few small messages, each sent whole and
  * half-closed with its last message, then read until every one has ended.
@@ -98,8 +97,8 @@ final class WarmupConnection implements Closeable {
     /** Sends one {@code Process} stream whole: its messages, the last one half-closing it. */
     void send(List<ProcessingRequest> messages) throws IOException {
         int id = nextStreamId;
-        int slot = id / 2;
-        if (slot >= open.length) {
+        int slot = slot(id);
+        if (slot < 0) {
             throw new IllegalStateException("more streams than the " + open.length + " this connection was opened for");
         }
         nextStreamId += 2;
@@ -181,19 +180,24 @@ final class WarmupConnection implements Closeable {
     }
 
     private void answered(int id) {
-        int slot = id / 2;
-        if (id % 2 == 1 && slot < answeredStreams.length && !answeredStreams[slot]) {
+        int slot = slot(id);
+        if (slot >= 0 && !answeredStreams[slot]) {
             answeredStreams[slot] = true;
             answered++;
         }
     }
 
     private void ended(int id) {
-        int slot = id / 2;
-        if (id % 2 == 1 && slot < open.length && open[slot]) {
+        int slot = slot(id);
+        if (slot >= 0 && open[slot]) {
             open[slot] = false;
             openCount--;
         }
+    }
+
+    /** Where a stream this connection opened (ids 1, 3, 5, …) is kept; -1 for any other id. */
+    private int slot(int id) {
+        return id % 2 == 1 && id / 2 < open.length ? id / 2 : -1;
     }
 
     private void frame(int type, int flags, int streamId, byte[] payload) throws IOException {
