@@ -1,6 +1,5 @@
 package io.scrouter.extproc.ops;
 
-import com.github.benmanes.caffeine.cache.stats.CacheStats;
 import io.prometheus.metrics.core.datapoints.CounterDataPoint;
 import io.prometheus.metrics.core.datapoints.DistributionDataPoint;
 import io.prometheus.metrics.core.metrics.Counter;
@@ -73,9 +72,9 @@ public final class RouterMetrics implements DecisionObserver, StoreCallObserver 
         CounterWithCallback.builder().name("scrouter_near_cache_requests_total")
                 .help("Near-cache lookups by result (hit, miss)").labelNames("result")
                 .callback(cb -> {
-                    CacheStats s = status.nearCache().stats();
-                    cb.call(s.hitCount(), "hit");
-                    cb.call(s.missCount(), "miss");
+                    NearCache n = status.nearCache();
+                    cb.call(n.hitCount(), "hit");
+                    cb.call(n.missCount(), "miss");
                 }).register(registry);
         GaugeWithCallback.builder().name("scrouter_near_cache_sessions")
                 .help("Sessions held in this router's near-cache")

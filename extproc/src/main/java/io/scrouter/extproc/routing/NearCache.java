@@ -1,8 +1,5 @@
 package io.scrouter.extproc.routing;
 
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
-import com.github.benmanes.caffeine.cache.stats.CacheStats;
 import io.scrouter.extproc.pool.PoolChange;
 import io.scrouter.extproc.pool.PoolSnapshot;
 import io.scrouter.extproc.pool.Replica;
@@ -10,7 +7,6 @@ import io.scrouter.extproc.pool.ServerPool;
 import io.scrouter.extproc.runtime.TimeSource;
 import io.scrouter.extproc.session.Binding;
 
-import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -21,7 +17,8 @@ import java.util.function.BiConsumer;
  * forgotten after the idle TTL, and fed by the other routers' new bindings ({@link #learnPeerBinding}). When a
  * replica's driver leaves the pool its sessions are dropped here at once ({@link #forgetDriversThatLeft}).
  *
- * <p>Reads for the admin view and tests are quiet: looking at a session must not keep it alive.
+ * <p>Reads for the admin view and tests are quiet: looking at a session must not keep it alive. The sessions are
+ * held in {@link SessionTable}, with no object per session.
  */
 public final class NearCache {
 
@@ -31,7 +28,7 @@ public final class NearCache {
     private final ServerPool pool;
     private final TimeSource time;
     private final long releaseGraceMillis;
-    private final Cache<String, CachedBinding> cache;
+    private final SessionTable table;
     private final Map<String, Binding> bindingsToUnknownReplicas = new LinkedHashMap<>(16, 0.75f, false) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<String, Binding> eldest) {
@@ -43,30 +40,17 @@ public final class NearCache {
         this.pool = pool;
         this.time = time;
         this.releaseGraceMillis = settings.releaseGraceMillis();
-        this.cache = Caffeine.newBuilder()
-                .maximumSize(settings.nearCacheMaxSize())
-                .expireAfterAccess(Duration.ofMillis(settings.idleTtlMillis()))
-                .ticker(time::nanoTime)
-                // Expiry and eviction bookkeeping on the calling thread: a hand-off to the common pool cost more
-                // (a thread wake-up per new session) than the work itself.
-                .executor(Runnable::run)
-                .recordStats()
-                .build();
+        this.table = new SessionTable(settings.nearCacheMaxSize(), settings.idleTtlMillis() * 1_000_000L);
     }
 
     /** The session's entry, or null; a released binding past its grace is dropped (the store's key is gone too). */
     CachedBinding get(String session) {
-        CachedBinding entry = cache.getIfPresent(session);
-        if (entry != null && entry.expired(time.millis())) {
-            cache.asMap().remove(session, entry);
-            return null;
-        }
-        return entry;
+        return table.get(session, time.nanoTime(), time.millis(), true);
     }
 
     /** The entry without counting a hit or resetting its idle timer (background work looks, it does not use). */
     CachedBinding peek(String session) {
-        return cache.policy().getIfPresentQuietly(session);
+        return table.get(session, time.nanoTime(), time.millis(), false);
     }
 
     /** Holds what the store answered; a released binding expires here when it does in the store, at the latest. */
@@ -75,17 +59,25 @@ public final class NearCache {
         CachedBinding entry = binding.released()
                 ? new CachedBinding(binding, true, now, now + releaseGraceMillis)
                 : new CachedBinding(binding, true, now);
-        cache.put(session, entry);
+        table.put(session, entry, time.nanoTime());
         return entry;
     }
 
     void put(String session, CachedBinding entry) {
-        cache.put(session, entry);
+        table.put(session, entry, time.nanoTime());
+    }
+
+    /**
+     * True for exactly one caller once {@code everyMillis} has passed since the session's last push to the store
+     * (its idle timer, or the binding itself when unconfirmed): that caller pushes it; the others skip it.
+     */
+    boolean takeTurnToPush(String session, long nowMillis, long everyMillis) {
+        return table.takeTurnToPush(session, nowMillis, everyMillis);
     }
 
     /** Live, confirmed sessions held here: what this router writes back after the store lost its data. */
     void forEachLiveConfirmed(BiConsumer<String, CachedBinding> action) {
-        cache.asMap().forEach((session, entry) -> {
+        table.forEach(time.nanoTime(), (session, entry) -> {
             if (entry.confirmed && !entry.binding.lost()) {
                 action.accept(session, entry);
             }
@@ -115,7 +107,7 @@ public final class NearCache {
             }
             return;
         }
-        cache.asMap().putIfAbsent(session, new CachedBinding(binding, true, time.millis()));
+        table.putIfAbsent(session, new CachedBinding(binding, true, time.millis()), time.nanoTime());
     }
 
     /** Takes the kept-aside peer bindings whose replica the pool now has. */
@@ -125,7 +117,7 @@ public final class NearCache {
                 if (pool.snapshot().get(e.getValue().replicaId()) == null) {
                     return false;
                 }
-                cache.asMap().putIfAbsent(e.getKey(), new CachedBinding(e.getValue(), true, time.millis()));
+                table.putIfAbsent(e.getKey(), new CachedBinding(e.getValue(), true, time.millis()), time.nanoTime());
                 return true;
             });
         }
@@ -136,8 +128,7 @@ public final class NearCache {
         if (change.left().isEmpty()) {
             return;
         }
-        cache.asMap().values().removeIf(e -> !e.binding.lost() && change.left().contains(e.binding.replicaId())
-                && !stillServes(change.after(), e.binding));
+        table.removeIf(b -> !b.lost() && change.left().contains(b.replicaId()) && !stillServes(change.after(), b));
     }
 
     /** True if the pool still has the driver this binding names (a new driver under the id does not count). */
@@ -146,18 +137,31 @@ public final class NearCache {
         return r != null && binding.instance() != null && binding.instance().equals(r.identity());
     }
 
-    /** Hit and miss counts since start (for the hit-ratio metric). */
-    public CacheStats stats() {
-        return cache.stats();
+    /** Forgets the idle sessions of one part of the table (a sixteenth), in turn: called on every pool poll. */
+    void sweep() {
+        table.sweepNext(time.nanoTime(), time.millis());
     }
 
-    /** Sessions held (approximate). */
+    /** Lookups on the request path that found the session, since start (for the hit-ratio metric). */
+    public long hitCount() {
+        return table.hits();
+    }
+
+    /** Lookups on the request path that did not find the session, since start. */
+    public long missCount() {
+        return table.misses();
+    }
+
+    /** Sessions held (idle ones included until they are met or swept). */
     public long size() {
-        return cache.estimatedSize();
+        return table.size();
     }
 
     /** The binding held for a session, if any, read quietly (for the admin view and tests). */
     public Optional<Binding> binding(String sessionId) {
+        if (!SessionIds.isValid(sessionId)) {
+            return Optional.empty();
+        }
         return Optional.ofNullable(peek(SessionIds.canonical(sessionId))).map(e -> e.binding);
     }
 }

@@ -37,6 +37,7 @@ public final class Reconciler {
             lostDrivers.markPending();
         }
         writeBacks.onPoll();
+        nearCache.sweep();
     }
 
     /** The pool changed: bindings waiting for a new replica are taken, departed drivers' sessions dropped. */

@@ -80,7 +80,10 @@ final class SessionUpkeep {
     }
 
     private void keepAlive(String session, CachedBinding entry, String replica) {
-        if (!entry.takeTurnToPush(time.millis(), settings.refreshEveryMillis())) {
+        long now = time.millis();
+        // Most requests come well within the push interval: the entry as read says so without a second lookup.
+        if (now - entry.pushedAtMillis < settings.refreshEveryMillis()
+                || !nearCache.takeTurnToPush(session, now, settings.refreshEveryMillis())) {
             return;
         }
         if (!entry.confirmed) {

@@ -89,7 +89,7 @@ final class WriteBacks {
                 unconfirmed.remove(session);
                 continue;
             }
-            if (guard.mayCall() && entry.takeTurnToPush(now, settings.retryUnconfirmedMillis())) {
+            if (guard.mayCall() && nearCache.takeTurnToPush(session, now, settings.retryUnconfirmedMillis())) {
                 track(claim(session, entry.binding.bound()));
             }
             return;
@@ -133,7 +133,7 @@ final class WriteBacks {
             CachedBinding entry = nearCache.peek(session);
             if (entry == null || entry.confirmed) {
                 it.remove();
-            } else if (entry.takeTurnToPush(now, settings.retryUnconfirmedMillis())) {
+            } else if (nearCache.takeTurnToPush(session, now, settings.retryUnconfirmedMillis())) {
                 track(claim(session, entry.binding.bound()));
             }
         }
