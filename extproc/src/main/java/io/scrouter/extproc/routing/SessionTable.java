@@ -2,9 +2,7 @@ package io.scrouter.extproc.routing;
 
 import io.scrouter.extproc.session.Binding;
 
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -22,22 +20,16 @@ import java.util.function.Predicate;
  * index into the few distinct bindings the router has seen; its times are longs. The arrays hold no references, so
  * a collection neither copies nor scans them.
  *
- * <p>Layout: 16 segments, each an open-addressing table (linear probing, at most half full, backward-shift
- * deletion, so no tombstones) behind its own lock. Idle entries are dropped when met ({@link #get}) and by
- * {@link #sweepNext}, one segment per call. A full segment evicts the least recently used of a few entries it
+ * <p>Layout: 16 segments, each an open-addressing table behind its own lock ({@link SessionSegment}). Idle
+ * entries are dropped when met ({@link #get}) and by {@link #sweepNext}, one segment per call. A full segment evicts the least recently used of a few entries it
  * samples, as a clock hand would: an approximation of least-recently-used order, not an exact one.
  */
 final class SessionTable {
 
     private static final int SEGMENT_BITS = 4;
     private static final int SEGMENT_COUNT = 1 << SEGMENT_BITS;
-    private static final int MIN_CAPACITY = 16;
-    /** Occupied entries an eviction compares: enough to avoid a recent session, few enough to stay cheap. */
-    private static final int EVICTION_SAMPLE = 8;
 
-    private final Segment[] segments = new Segment[SEGMENT_COUNT];
-    private final long idleNanos;
-    private final int segmentMax;
+    private final SessionSegment[] segments = new SessionSegment[SEGMENT_COUNT];
     private int sweepCursor;
 
     /** Distinct bindings, each stored once; sessions hold their index. Grows only with new drivers and states. */
@@ -49,10 +41,9 @@ final class SessionTable {
      * @param idleNanos   a session not used for this long is forgotten
      */
     SessionTable(long maxSessions, long idleNanos) {
-        this.idleNanos = idleNanos;
-        this.segmentMax = (int) Math.max(1, Math.min(1 << 28, (maxSessions + SEGMENT_COUNT - 1) / SEGMENT_COUNT));
+        int segmentMax = (int) Math.max(1, Math.min(1 << 28, (maxSessions + SEGMENT_COUNT - 1) / SEGMENT_COUNT));
         for (int i = 0; i < SEGMENT_COUNT; i++) {
-            segments[i] = new Segment();
+            segments[i] = new SessionSegment(this, segmentMax, idleNanos);
         }
     }
 
@@ -93,10 +84,9 @@ final class SessionTable {
 
     /** Calls {@code action} for every entry held and not idle, outside the segments' locks. */
     void forEach(long nowNanos, BiConsumer<String, CachedBinding> action) {
-        for (Segment s : segments) {
-            List<Object[]> held = s.snapshot(nowNanos);
-            for (Object[] e : held) {
-                action.accept((String) e[0], (CachedBinding) e[1]);
+        for (SessionSegment s : segments) {
+            for (Map.Entry<String, CachedBinding> e : s.snapshot(nowNanos)) {
+                action.accept(e.getKey(), e.getValue());
             }
         }
     }
@@ -113,14 +103,14 @@ final class SessionTable {
         if (!any) {
             return;
         }
-        for (Segment s : segments) {
+        for (SessionSegment s : segments) {
             s.removeIf(dropped);
         }
     }
 
     /** Drops the idle entries of the next segment in turn, and shrinks it if it is mostly empty. */
     void sweepNext(long nowNanos, long nowMillis) {
-        Segment s;
+        SessionSegment s;
         synchronized (this) {
             s = segments[sweepCursor];
             sweepCursor = (sweepCursor + 1) & (SEGMENT_COUNT - 1);
@@ -130,7 +120,7 @@ final class SessionTable {
 
     long size() {
         long n = 0;
-        for (Segment s : segments) {
+        for (SessionSegment s : segments) {
             n += s.size;
         }
         return n;
@@ -138,7 +128,7 @@ final class SessionTable {
 
     long hits() {
         long n = 0;
-        for (Segment s : segments) {
+        for (SessionSegment s : segments) {
             n += s.counts()[0];
         }
         return n;
@@ -146,7 +136,7 @@ final class SessionTable {
 
     long misses() {
         long n = 0;
-        for (Segment s : segments) {
+        for (SessionSegment s : segments) {
             n += s.counts()[1];
         }
         return n;
@@ -206,14 +196,14 @@ final class SessionTable {
         return h ^ (h >>> 33);
     }
 
-    private Segment segment(long h) {
+    private SessionSegment segment(long h) {
         return segments[(int) (h >>> (64 - SEGMENT_BITS))];
     }
 
     // --- bindings -----------------------------------------------------------------------------------------------
 
     /** A stored reference: the binding's index and the confirmed flag, plus one so that 0 means an empty slot. */
-    private int ref(CachedBinding entry) {
+    int ref(CachedBinding entry) {
         return ((bindingId(entry.binding) << 1) | (entry.confirmed ? 1 : 0)) + 1;
     }
 
@@ -235,234 +225,9 @@ final class SessionTable {
         }
     }
 
-    private CachedBinding entry(int ref, long pushedAt, long expiresAt) {
+    /** The entry a stored reference and its times stand for. */
+    CachedBinding entry(int ref, long pushedAt, long expiresAt) {
         int v = ref - 1;
         return new CachedBinding(bindings[v >>> 1], (v & 1) != 0, pushedAt, expiresAt);
-    }
-
-    // --- one segment --------------------------------------------------------------------------------------------
-
-    private final class Segment {
-        private long[] hi = new long[MIN_CAPACITY];
-        private long[] lo = new long[MIN_CAPACITY];
-        /** 0: empty slot; otherwise {@link #ref}. */
-        private int[] refs = new int[MIN_CAPACITY];
-        private long[] lastUsedNanos = new long[MIN_CAPACITY];
-        private long[] pushedAtMillis = new long[MIN_CAPACITY];
-        private long[] expiresAtMillis = new long[MIN_CAPACITY];
-        private int mask = MIN_CAPACITY - 1;
-        private int clock;
-        volatile int size;
-        /** Written under the lock on every use: plain fields, read under the lock ({@link #counts}). */
-        private long hits;
-        private long misses;
-
-        synchronized long[] counts() {
-            return new long[] {hits, misses};
-        }
-
-        synchronized CachedBinding get(long h, long k1, long k2, long nowNanos, long nowMillis, boolean touch) {
-            int i = find(h, k1, k2);
-            if (i < 0) {
-                if (touch) {
-                    misses++;
-                }
-                return null;
-            }
-            if (idle(i, nowNanos) || touch && nowMillis >= expiresAtMillis[i]) {
-                // Forgotten: idle past the TTL, or (when used) a released binding past its grace, whose key in the
-                // store is gone too. A quiet read leaves a released entry for the request path to judge.
-                removeAt(i);
-                if (touch) {
-                    misses++;
-                }
-                return null;
-            }
-            if (touch) {
-                lastUsedNanos[i] = nowNanos;
-                hits++;
-            }
-            return entry(refs[i], pushedAtMillis[i], expiresAtMillis[i]);
-        }
-
-        synchronized boolean put(long h, long k1, long k2, int ref, long pushedAt, long expiresAt, long nowNanos,
-                                 boolean replace) {
-            int i = find(h, k1, k2);
-            if (i >= 0 && !replace && !idle(i, nowNanos)) {
-                return false;
-            }
-            if (i < 0) {
-                i = insertionSlot(h, nowNanos);
-                hi[i] = k1;
-                lo[i] = k2;
-                size++;
-            }
-            refs[i] = ref;
-            pushedAtMillis[i] = pushedAt;
-            expiresAtMillis[i] = expiresAt;
-            lastUsedNanos[i] = nowNanos;
-            return true;
-        }
-
-        synchronized boolean takeTurnToPush(long h, long k1, long k2, long nowMillis, long everyMillis) {
-            int i = find(h, k1, k2);
-            if (i < 0 || nowMillis - pushedAtMillis[i] < everyMillis) {
-                return false;
-            }
-            pushedAtMillis[i] = nowMillis;
-            return true;
-        }
-
-        synchronized List<Object[]> snapshot(long nowNanos) {
-            List<Object[]> out = new ArrayList<>();
-            for (int i = 0; i <= mask; i++) {
-                if (refs[i] != 0 && !idle(i, nowNanos)) {
-                    out.add(new Object[] {id(hi[i], lo[i]), entry(refs[i], pushedAtMillis[i], expiresAtMillis[i])});
-                }
-            }
-            return out;
-        }
-
-        synchronized void removeIf(boolean[] droppedBindings) {
-            for (int i = 0; i <= mask; ) {
-                int v = refs[i] - 1;
-                // After a removal, another entry may have shifted into slot i: look at it again.
-                if (v >= 0 && (v >>> 1) < droppedBindings.length && droppedBindings[v >>> 1]) {
-                    removeAt(i);
-                } else {
-                    i++;
-                }
-            }
-        }
-
-        synchronized void sweep(long nowNanos, long nowMillis) {
-            for (int i = 0; i <= mask; ) {
-                if (refs[i] != 0 && (idle(i, nowNanos) || nowMillis >= expiresAtMillis[i])) {
-                    removeAt(i);
-                } else {
-                    i++;
-                }
-            }
-            int capacity = mask + 1;
-            if (capacity > MIN_CAPACITY && size < capacity / 8) {
-                resize(Math.max(MIN_CAPACITY, Integer.highestOneBit(Math.max(1, size) * 4 - 1) << 1));
-            }
-        }
-
-        private boolean idle(int i, long nowNanos) {
-            return nowNanos - lastUsedNanos[i] >= idleNanos;
-        }
-
-        /** The slot holding the key, or -1. */
-        private int find(long h, long k1, long k2) {
-            for (int i = (int) h & mask; refs[i] != 0; i = (i + 1) & mask) {
-                if (hi[i] == k1 && lo[i] == k2) {
-                    return i;
-                }
-            }
-            return -1;
-        }
-
-        /** An empty slot for a new key, after making room: evicting at the bound, growing past half full. */
-        private int insertionSlot(long h, long nowNanos) {
-            if (size >= segmentMax) {
-                evictOne();
-            }
-            if ((size + 1) * 2 > mask + 1) {
-                // Purge idle entries first; grow unless that left at least a quarter of the slots to fill, so
-                // that a full pass is paid for by many inserts.
-                for (int i = 0; i <= mask; ) {
-                    if (refs[i] != 0 && idle(i, nowNanos)) {
-                        removeAt(i);
-                    } else {
-                        i++;
-                    }
-                }
-                if ((size + 1) * 8 > (mask + 1) * 3) {
-                    resize((mask + 1) * 2);
-                }
-            }
-            int i = (int) h & mask;
-            while (refs[i] != 0) {
-                i = (i + 1) & mask;
-            }
-            return i;
-        }
-
-        /** Removes the least recently used of the next few entries the clock hand passes. */
-        private void evictOne() {
-            int oldest = -1;
-            int seen = 0;
-            for (int step = 0; step <= mask && seen < EVICTION_SAMPLE; step++) {
-                int i = clock;
-                clock = (clock + 1) & mask;
-                if (refs[i] != 0) {
-                    seen++;
-                    if (oldest < 0 || lastUsedNanos[i] - lastUsedNanos[oldest] < 0) {
-                        oldest = i;
-                    }
-                }
-            }
-            if (oldest >= 0) {
-                removeAt(oldest);
-            }
-        }
-
-        /** Empties slot i and shifts back the entries after it that probed past it (no tombstones). */
-        private void removeAt(int i) {
-            refs[i] = 0;
-            size--;
-            int hole = i;
-            for (int j = (i + 1) & mask; refs[j] != 0; j = (j + 1) & mask) {
-                int home = (int) mix(hi[j], lo[j]) & mask;
-                // The entry at j may fill the hole if its home slot is not between the hole and j (cyclically).
-                if (((j - home) & mask) >= ((j - hole) & mask)) {
-                    move(j, hole);
-                    hole = j;
-                }
-            }
-        }
-
-        private void move(int from, int to) {
-            hi[to] = hi[from];
-            lo[to] = lo[from];
-            refs[to] = refs[from];
-            lastUsedNanos[to] = lastUsedNanos[from];
-            pushedAtMillis[to] = pushedAtMillis[from];
-            expiresAtMillis[to] = expiresAtMillis[from];
-            refs[from] = 0;
-        }
-
-        private void resize(int capacity) {
-            long[] oldHi = hi;
-            long[] oldLo = lo;
-            int[] oldRefs = refs;
-            long[] oldUsed = lastUsedNanos;
-            long[] oldPushed = pushedAtMillis;
-            long[] oldExpires = expiresAtMillis;
-            hi = new long[capacity];
-            lo = new long[capacity];
-            refs = new int[capacity];
-            lastUsedNanos = new long[capacity];
-            pushedAtMillis = new long[capacity];
-            expiresAtMillis = new long[capacity];
-            mask = capacity - 1;
-            clock = 0;
-            for (int from = 0; from < oldRefs.length; from++) {
-                if (oldRefs[from] == 0) {
-                    continue;
-                }
-                int i = (int) mix(oldHi[from], oldLo[from]) & mask;
-                while (refs[i] != 0) {
-                    i = (i + 1) & mask;
-                }
-                hi[i] = oldHi[from];
-                lo[i] = oldLo[from];
-                refs[i] = oldRefs[from];
-                lastUsedNanos[i] = oldUsed[from];
-                pushedAtMillis[i] = oldPushed[from];
-                expiresAtMillis[i] = oldExpires[from];
-            }
-        }
     }
 }
