@@ -37,8 +37,10 @@ import java.util.function.Supplier;
  * <p>Where every key lives on one server (single and Sentinel modes) a batch is one call of the {@code FOLLOW_UP}
  * script ({@link SessionScripts}) rather than a pipeline of its commands: Redisson's per-command work (a promise, a
  * pooled connection taken and given back, a reply decoded) came three times per batch, and a script call costs it
- * once. Inside the script each write stands alone, as in a pipeline: a write Redis refuses (out of memory, a key of
- * the wrong type) does not stop the others, and the announcements go first. A Redis Cluster spreads the indexes and
+ * once. Its work per argument (a buffer, a copy, a type check) is paid per argument too, so the script takes the
+ * batch's announcements as one argument and each replica's index writes as one more, not two arguments per write.
+ * Inside the script each write stands alone, as in a pipeline: a write Redis refuses (out of memory, a key of the
+ * wrong type) does not stop the others, and the announcements go first. A Redis Cluster spreads the indexes and
  * the feed over slots that one script may not span, so there the batch stays a pipeline. Either way the feed's wire
  * format is unchanged (one PUBLISH and one XADD per announcement), so routers of an earlier release read it during a
  * rollout. A lost batch only delays counts until each session's next idle-timer push, or
@@ -59,7 +61,7 @@ final class FollowUpWrites {
      * replica's members to ZADD through Lua's {@code unpack}, which Redis's Lua allows up to about 8,000 values: two
      * per write, so this must stay under 4,000.
      */
-    private static final int MAX_PER_BATCH = 1000;
+    static final int MAX_PER_BATCH = 1000;
 
     /**
      * How long a router's store gathers writes before it sends them ({@link #gathered}). At 4 new sessions in flight
@@ -249,26 +251,28 @@ final class FollowUpWrites {
         }
     }
 
-    /** The batch as one call of {@code FOLLOW_UP}: keys and arguments laid out as the script reads them. */
+    /**
+     * The batch as one call of {@code FOLLOW_UP}: the announcements in one argument, each replica's index writes in
+     * one more, as the script reads them ({@link SessionScripts}).
+     */
     private CompletableFuture<?> script(Map<String, Map<String, Double>> scores, List<Entry> announced) {
         List<Object> scriptKeys = new ArrayList<>(1 + scores.size());
         scriptKeys.add(keys.bindingFeed());
-        int memberCount = scores.values().stream().mapToInt(Map::size).sum();
-        List<Object> args = new ArrayList<>(4 + announced.size() + scores.size() + 2 * memberCount);
+        List<Object> args = new ArrayList<>(4 + scores.size());
         args.add(keys.bindingChannel());
         args.add(Integer.toString(RedisBindingFeed.RETAINED));
         args.add(RedisBindingFeed.FIELD);
-        args.add(Integer.toString(announced.size()));
+        StringBuilder messages = new StringBuilder(announced.size() * 64);
         for (Entry e : announced) {
-            args.add(RedisBindingFeed.message(e.sessionId(), e.announced()));
+            messages.append(RedisBindingFeed.message(e.sessionId(), e.announced())).append('\n');
         }
+        args.add(messages.toString());
         scores.forEach((replicaId, members) -> {
             scriptKeys.add(keys.replicaSessions(replicaId));
-            args.add(Integer.toString(members.size()));
-            members.forEach((sessionId, expiry) -> {
-                args.add(score(expiry));
-                args.add(sessionId);
-            });
+            StringBuilder pairs = new StringBuilder(members.size() * 52);
+            members.forEach((sessionId, expiry) ->
+                    pairs.append(score(expiry)).append(' ').append(sessionId).append(' '));
+            args.add(pairs.toString());
         });
         return redis.getScript(StringCodec.INSTANCE).evalAsync(keys.bindingFeed(), RScript.Mode.READ_WRITE,
                 SessionScripts.FOLLOW_UP, RScript.ReturnType.LONG, scriptKeys, args.toArray()).toCompletableFuture();

@@ -68,21 +68,26 @@ public final class SessionScripts {
 
     // The writes that follow bindings, a batch of them in one call (FollowUpWrites): KEYS[1] is the feed's stream and
     // KEYS[2..] the replicas' indexes; ARGV[1] is the feed's channel, ARGV[2] the entries the stream keeps
-    // (approximately), ARGV[3] the stream entry's field and ARGV[4] the number of announcements, which follow, each
-    // published and appended as one message, as RedisBindingFeed reads it; then, for each index in KEYS order, its
-    // number of members followed by that many score and member pairs. Each write stands alone (pcall), as in a
-    // pipeline: one that Redis refuses (out of memory, a key of the wrong type) does not stop the others. Runs only
-    // where every key lives on one server (single and Sentinel modes).
+    // (approximately), ARGV[3] the stream entry's field and ARGV[4] the announcements, one per line, each published and
+    // appended as one message, as RedisBindingFeed reads it; then, for each index in KEYS order, one argument of score
+    // and member pairs separated by spaces. Packed so, a batch is five or six arguments however many sessions it
+    // carries: the Redis client's work per argument (a buffer, a copy, a type check) cost more than the rest of the
+    // call (loadtest/README.md, "The follow-up batch in a few arguments"). Neither a message nor a member holds a line
+    // break, and a member no space: session ids are UUIDs, and replica ids and driver identities exclude both
+    // (ReplicaAddress, Replica). Each write stands alone (pcall), as in a pipeline: one that Redis refuses (out of
+    // memory, a key of the wrong type) does not stop the others. Runs only where every key lives on one server
+    // (single and Sentinel modes).
     static final String FOLLOW_UP = """
-            local a = 5 + tonumber(ARGV[4])
-            for i = 5, a - 1 do
-              redis.pcall('PUBLISH', ARGV[1], ARGV[i])
-              redis.pcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', ARGV[3], ARGV[i])
+            for m in string.gmatch(ARGV[4], '[^\\n]+') do
+              redis.pcall('PUBLISH', ARGV[1], m)
+              redis.pcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', ARGV[3], m)
             end
             for k = 2, #KEYS do
-              local n = tonumber(ARGV[a])
-              redis.pcall('ZADD', KEYS[k], unpack(ARGV, a + 1, a + 2 * n))
-              a = a + 1 + 2 * n
+              local zargs = {}
+              for w in string.gmatch(ARGV[3 + k], '%S+') do
+                zargs[#zargs + 1] = w
+              end
+              redis.pcall('ZADD', KEYS[k], unpack(zargs))
             end
             return 0""";
 

@@ -26,6 +26,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -190,6 +191,39 @@ class FollowUpWritesTest {
         } finally {
             otherRouter.shutdown();
         }
+    }
+
+    @Test
+    void aFullBatchPackedInAFewArgumentsWritesEveryScoreAndAnnouncement() throws Exception {
+        FollowUpWrites writes = new FollowUpWrites(client, KEYS, loop::add);
+        client.getScript(StringCodec.INSTANCE).scriptLoad(SessionScripts.FOLLOW_UP);
+        long scriptsBefore = calls("eval") + calls("evalsha");
+
+        // As many writes as one batch takes, over two replicas, with fractional and whole scores; every other one new.
+        int count = FollowUpWrites.MAX_PER_BATCH;
+        for (int i = 0; i < count; i++) {
+            String session = new UUID(7, i).toString();
+            String replica = i % 2 == 0 ? "a" : "b.replica-2";
+            writes.add(session, replica, i % 3 == 0 ? 1_000.5 + i : 2_000 + i, i % 2 == 0 ? replica + "@d" + i : null);
+        }
+        turnLoop();
+
+        Await.untilChecked("both indexes written", BATCH, () ->
+                redis.command("ZCARD", KEYS.replicaSessions("a")).equals(":" + count / 2)
+                        && redis.command("ZCARD", KEYS.replicaSessions("b.replica-2")).equals(":" + count / 2));
+        assertThat(calls("eval") + calls("evalsha") - scriptsBefore).as("one script call for the batch").isEqualTo(1);
+        for (int i : new int[] {0, 1, 2, 3, count - 2, count - 1}) {
+            String replica = i % 2 == 0 ? "a" : "b.replica-2";
+            double expected = i % 3 == 0 ? 1_000.5 + i : 2_000 + i;
+            assertThat(Double.parseDouble(redis.command("ZSCORE", KEYS.replicaSessions(replica),
+                    new UUID(7, i).toString()))).as("score of write %d", i).isEqualTo(expected);
+        }
+        List<Map<String, String>> entries = new ArrayList<>(client.<String, String>getStream(KEYS.bindingFeed(),
+                StringCodec.INSTANCE).range(StreamMessageId.MIN, StreamMessageId.MAX).values());
+        assertThat(entries).as("one stream entry per announcement, in order").hasSize(count / 2);
+        assertThat(entries.get(0)).isEqualTo(Map.of("b", new UUID(7, 0) + " a@d0"));
+        assertThat(entries.get(count / 2 - 1)).isEqualTo(Map.of("b", new UUID(7, count - 2) + " a@d" + (count - 2)));
+        assertThat(calls("publish")).as("each announcement published as a message of its own").isEqualTo(count / 2);
     }
 
     @Test
