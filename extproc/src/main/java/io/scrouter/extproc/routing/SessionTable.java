@@ -21,8 +21,9 @@ import java.util.function.Predicate;
  * a collection neither copies nor scans them.
  *
  * <p>Layout: 16 segments, each an open-addressing table behind its own lock ({@link SessionSegment}). Idle
- * entries are dropped when met ({@link #get}) and by {@link #sweepNext}, one segment per call. A full segment evicts the least recently used of a few entries it
- * samples, as a clock hand would: an approximation of least-recently-used order, not an exact one.
+ * entries are dropped when met ({@link #get}) and by {@link #sweepNext}, one segment per call. A full segment
+ * evicts the least recently used of a few entries it samples, as a clock hand would: an approximation of
+ * least-recently-used order, not an exact one.
  */
 final class SessionTable {
 
