@@ -16,7 +16,7 @@ final class BenchReport {
     /** Everything the report states besides the rounds. */
     record Context(String command, String startedUtc, String machine, String pinning, String jvm, String loadAverage,
                    List<String> othersBefore, List<String> othersAfter, String note, int seconds, int warmupSeconds,
-                   int leadInSeconds, int rounds,
+                   int warmupMaxSeconds, int leadInSeconds, int rounds,
                    int known, double idleRedisCommandsPerSecond, String idleRedisCommands, List<String> gcPauses) {
     }
 
@@ -47,13 +47,16 @@ final class BenchReport {
         if (!c.note().isBlank()) {
             md.append("Note: ").append(c.note()).append("  \n");
         }
-        md.append(String.format(Locale.ROOT, "%nEach block: one warm-up round of %d s per target (discarded), then %d rounds of "
+        md.append(String.format(Locale.ROOT, "%nEach block: a warm-up per target (discarded) of %d s, longer while the "
+                + "target's JIT compiler threads used more than %.0f%% of its CPU in the last %d s, up to %d s; then %d rounds of "
                 + "%d s per target, interleaved (the order rotates every round)%s. Each router count has servers and a "
                 + "Redis of its own, started for it; known sessions: %,d bound on every router before its first "
                 + "block. One `Process` stream per request; streams spread over the routers as Envoy's least-request "
                 + "(two random choices) spreads them. Latency: headers sent to answer received, HdrHistogram. Ratios "
                 + "pair each router round with the no-op round of the same index; "
-                + "figures are `median [min–max]` over rounds.%n", c.warmupSeconds(), c.rounds(), c.seconds(),
+                + "figures are `median [min–max]` over rounds.%n", c.warmupSeconds(),
+                100 * ProcessBench.SETTLED_JIT_SHARE, Math.min(c.seconds(), c.warmupSeconds()), c.warmupMaxSeconds(),
+                c.rounds(), c.seconds(),
                 leadIn(c.leadInSeconds()), c.known()));
         md.append(String.format(Locale.ROOT, "%nRedis background while idle (the Redis-backed routers of the first "
                 + "router count: their polls, probes, counts, pings): %.0f commands/s (%s).%n",
@@ -73,7 +76,8 @@ final class BenchReport {
                         .append(base ? "1" : b.p99Ratio(t).format("%.2f")).append(" | ").append(b.errors(t))
                         .append(" |\n");
             }
-            md.append("\n").append(redisLine(b)).append("\n");
+            String warmup = warmupLine(b);
+            md.append("\n").append(warmup.isEmpty() ? "" : warmup + "\n\n").append(redisLine(b)).append("\n");
             String cpu = cpuLine(b);
             if (!cpu.isEmpty()) {
                 md.append(cpu).append("\n");
@@ -99,6 +103,19 @@ final class BenchReport {
             md.append("- ").append(line).append("\n");
         }
         return md.toString();
+    }
+
+    /** How long each target's warm-up ran, and the JIT's share of its CPU at the end of it. */
+    static String warmupLine(Block b) {
+        List<String> parts = new ArrayList<>();
+        for (Target t : Target.values()) {
+            ProcessBench.Warmup w = b.warmups().get(t);
+            if (w != null) {
+                parts.add(String.format(Locale.ROOT, "%s %d s (the JIT %.1f%% of its CPU at the end%s)", t.title(),
+                        w.seconds(), 100 * w.lastJitShare(), w.settled() ? "" : ", still compiling at the cap"));
+            }
+        }
+        return parts.isEmpty() ? "" : "Warm-up (discarded): " + String.join("; ", parts) + ".";
     }
 
     /** The client's core counts as the limit from this busy share up: it then had no time left to send more. */

@@ -9,10 +9,15 @@ import java.util.Map;
  * One load at one number of routers: the measured rounds of every target, interleaved in time. Ratios pair the
  * router's round {@code i} with the no-op's round {@code i}, which ran next to it.
  */
-record Block(SessionMix load, int inFlight, int routers, Map<Target, List<Round>> rounds) {
+record Block(SessionMix load, int inFlight, int routers, Map<Target, List<Round>> rounds,
+             Map<Target, ProcessBench.Warmup> warmups) {
 
     Block(SessionMix load, int inFlight, int routers) {
-        this(load, inFlight, routers, new EnumMap<>(Target.class));
+        this(load, inFlight, routers, new EnumMap<>(Target.class), new EnumMap<>(Target.class));
+    }
+
+    void warmedUp(Target t, ProcessBench.Warmup w) {
+        warmups.put(t, w);
     }
 
     void add(Round r) {

@@ -119,6 +119,11 @@ record CpuTimes(long processTicks, long jitTicks, Map<Long, Long> jitThreads, lo
         return measured() && answered > 0 ? jitTicks * MICROS_PER_TICK / answered : Double.NaN;
     }
 
+    /** The JIT compiler threads' part of the processes' CPU; NaN when not measured or no CPU was used. */
+    double jitShare() {
+        return measured() && processTicks > 0 ? (double) jitTicks / processTicks : Double.NaN;
+    }
+
     double serverCoreBusyShare() {
         return measured() && serverCoreAll > 0 ? (double) serverCoreBusy / serverCoreAll : Double.NaN;
     }

@@ -27,16 +27,16 @@ import java.util.function.Supplier;
  * The decision path's cost against the cheapest possible ext_proc server, each in its own process: the router
  * jar with the Redis store and with the embedded store, and a no-op server, all pinned to one core with
  * {@code redis-server}, the client on the other. Three loads (known sessions, a new session on every request,
- * a 90/10 mix), each with one router and with two; one warm-up round per target is thrown away, then the
- * targets' rounds interleave. Writes a Markdown table of medians and ranges, with the command and the machine's
+ * a 90/10 mix), each with one router and with two; each target's warm-up, which lasts until its JIT has settled,
+ * is thrown away, then the targets' rounds interleave. Writes a Markdown table of medians and ranges, with the command and the machine's
  * load, to {@code --out}; progress goes to stderr.
  *
- * <pre>loadtest/bin/loadtest bench [--seconds 5] [--warmup-seconds 5] [--rounds 3] [--in-flight 32] [--new-in-flight 4] ...</pre>
+ * <pre>loadtest/bin/loadtest bench [--seconds 5] [--warmup-seconds 5] [--warmup-max-seconds 120] [--rounds 3] [--in-flight 32] [--new-in-flight 4] ...</pre>
  */
 @Command(name = "bench", mixinStandardHelpOptions = true, versionProvider = ManifestVersion.class, sortOptions = false,
         description = {"The router jar (Redis and embedded store) against a no-op ext_proc server, each in its own "
-                + "pinned process: known, new and mixed sessions, one router and two; a warm-up round per target is "
-                + "discarded, then rounds interleave.",
+                + "pinned process: known, new and mixed sessions, one router and two; each target's warm-up "
+                + "(until its JIT settles) is discarded, then rounds interleave.",
                 "Writes a Markdown table of medians and ranges, with the command and the machine's load; progress "
                         + "goes to stderr. Needs redis-server."})
 public final class ProcessBench implements Callable<Integer> {
@@ -49,8 +49,15 @@ public final class ProcessBench implements Callable<Integer> {
     int seconds;
 
     @Option(names = "--warmup-seconds", paramLabel = "N",
-            description = "Length of the discarded warm-up round, 1 to 600 (default: as --seconds).")
+            description = "Shortest warm-up per target (discarded), 1 to 600 (default: as --seconds).")
     Integer warmupSeconds;
+
+    @Option(names = "--warmup-max-seconds", defaultValue = "120", paramLabel = "N",
+            description = "Longest warm-up per target, 1 to 1200: after --warmup-seconds the warm-up goes on, "
+                    + "--seconds at a time, while the target's JIT compiler threads used more than 5% of its "
+                    + "processes' CPU in its last part; no more than --warmup-seconds for a fixed warm-up "
+                    + "(default: ${DEFAULT-VALUE}).")
+    int warmupMaxSeconds;
 
     @Option(names = "--lead-in-seconds", defaultValue = "3", paramLabel = "N",
             description = "Unmeasured load at the start of every measured round, 0 to 60: a server that idled while "
@@ -101,7 +108,8 @@ public final class ProcessBench implements Callable<Integer> {
     }
 
     /** The options, range-checked, loads and router counts without repeats. */
-    record Settings(int seconds, int warmupSeconds, int leadInSeconds, int rounds, int known, int inFlight,
+    record Settings(int seconds, int warmupSeconds, int warmupMaxSeconds, int leadInSeconds, int rounds, int known,
+                    int inFlight,
                     int newInFlight,
                     List<SessionMix> loads, List<Integer> routers, List<String> serverJvm, Path out, String note) {
     }
@@ -114,7 +122,9 @@ public final class ProcessBench implements Callable<Integer> {
             }
         }
         int s = Bounds.within(spec, "--seconds", seconds, 1, 600);
-        return new Settings(s, warmupSeconds == null ? s : Bounds.within(spec, "--warmup-seconds", warmupSeconds, 1, 600),
+        int warmup = warmupSeconds == null ? s : Bounds.within(spec, "--warmup-seconds", warmupSeconds, 1, 600);
+        return new Settings(s, warmup, Bounds.within(spec, "--warmup-max-seconds", Math.max(warmup, warmupMaxSeconds),
+                1, 1200),
                 Bounds.within(spec, "--lead-in-seconds", leadInSeconds, 0, 60),
                 Bounds.within(spec, "--rounds", rounds, 1, 20), Bounds.within(spec, "--known", known, 1, 1_000_000),
                 Bounds.within(spec, "--in-flight", inFlight, 1, 4096),
@@ -204,7 +214,7 @@ public final class ProcessBench implements Callable<Integer> {
                         + "; routers with their defaults plus the store settings; the no-op on the routers' own "
                         + "network threads (JDK NIO, one event loop per CPU); fresh servers and Redis for each "
                         + "router count",
-                machine.summary(), othersBefore, othersAfter, o.note(), o.seconds(), o.warmupSeconds(),
+                machine.summary(), othersBefore, othersAfter, o.note(), o.seconds(), o.warmupSeconds(), o.warmupMaxSeconds(),
                 o.leadInSeconds(), o.rounds(), o.known(),
                 idlePerSecond, idleCalls, gc);
         String md = BenchReport.render(c, ordered);
@@ -224,9 +234,14 @@ public final class ProcessBench implements Callable<Integer> {
                                  Progress progress, MachineLoad machine) throws Exception {
         Target[] targets = Target.values();
         long millis = o.seconds() * 1000L;
-        progress.say("%s: warm-up round per target, %d s each (discarded)", b.title(), o.warmupSeconds());
+        progress.say("%s: warm-up per target, %d s or until its JIT settles, at most %d s (discarded)", b.title(),
+                o.warmupSeconds(), o.warmupMaxSeconds());
         for (Target t : targets) {
-            new InFlightLoad(servers.calls(t, b.routers())).run(sessions, b.inFlight(), o.warmupSeconds() * 1000L);
+            Warmup w = warmUp(servers.of(t, b.routers()), sessions, b.inFlight(), o);
+            b.warmedUp(t, w);
+            progress.say("%s, warm-up, %s: %d s, the JIT %.1f%% of its CPU in the last %d s%s", b.title(), t.title(),
+                    w.seconds(), 100 * w.lastJitShare(), Math.min(o.seconds(), w.seconds()),
+                    w.settled() ? "" : " (still compiling at the cap)");
             Thread.sleep(PAUSE_BETWEEN_ROUNDS_MILLIS);
         }
         for (int round = 0; round < o.rounds(); round++) {
@@ -258,6 +273,59 @@ public final class ProcessBench implements Callable<Integer> {
                 Thread.sleep(PAUSE_BETWEEN_ROUNDS_MILLIS);
             }
         }
+    }
+
+    /**
+     * The JIT's share of a target's CPU under which its warm-up ends: the figures of a server still compiling its
+     * request path are the compiler's, not the server's. Two routers sharing one core with Redis took over a minute
+     * to get there at 4 new sessions in flight, where one router took under 20 s (loadtest/README.md, "Two routers'
+     * warm-up").
+     */
+    static final double SETTLED_JIT_SHARE = 0.05;
+
+    /** How a target's warm-up went: its length, and the JIT's share of the target's CPU in its last part. */
+    record Warmup(int seconds, double lastJitShare, boolean settled) {
+    }
+
+    /** A target's warm-up under {@code o}: {@link #warmUp(InFlightLoad, List, Supplier, int, int, int, int)}. */
+    private static Warmup warmUp(List<ServerProcesses.Server> servers, Supplier<String> sessions, int inFlight,
+                                 Settings o) throws InterruptedException {
+        return warmUp(new InFlightLoad(servers.stream().map(ServerProcesses.Server::calls).toList()),
+                servers.stream().map(ServerProcesses.Server::pid).toList(), sessions, inFlight, o.warmupSeconds(),
+                o.seconds(), o.warmupMaxSeconds());
+    }
+
+    /**
+     * Runs {@code load} for {@code minSeconds}, then on, {@code partSeconds} at a time, while the JIT compiler threads
+     * of {@code pids} used more than {@link #SETTLED_JIT_SHARE} of those processes' CPU in the last part (the
+     * warm-up's last {@code partSeconds}, then each added part), up to {@code maxSeconds} in all.
+     */
+    static Warmup warmUp(InFlightLoad load, List<Long> pids, Supplier<String> sessions, int inFlight, int minSeconds,
+                         int partSeconds, int maxSeconds) throws InterruptedException {
+        int part = Math.min(partSeconds, minSeconds);
+        int done = minSeconds - part;
+        if (done > 0) {
+            load.run(sessions, inFlight, done * 1000L);
+        }
+        while (true) {
+            CpuTimes before = CpuTimes.read(pids);
+            load.run(sessions, inFlight, part * 1000L);
+            done += part;
+            double share = CpuTimes.read(pids).since(before).jitShare();
+            part = nextWarmupPart(done, share, partSeconds, maxSeconds);
+            if (part == 0) {
+                return new Warmup(done, share, !(share > SETTLED_JIT_SHARE));
+            }
+        }
+    }
+
+    /**
+     * Seconds of warm-up still to run after {@code done} seconds whose last part's JIT share was {@code jitShare}:
+     * none once it is at most {@link #SETTLED_JIT_SHARE} (or unknown, where {@code /proc} cannot be read) or the
+     * warm-up reached {@code maxSeconds}; else one more part of {@code seconds}, cut short at the cap.
+     */
+    static int nextWarmupPart(int done, double jitShare, int seconds, int maxSeconds) {
+        return jitShare > SETTLED_JIT_SHARE ? Math.max(0, Math.min(seconds, maxSeconds - done)) : 0;
     }
 
     /**

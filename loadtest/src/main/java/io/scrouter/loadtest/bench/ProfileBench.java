@@ -1,6 +1,7 @@
 package io.scrouter.loadtest.bench;
 
 import io.scrouter.extproc.cli.ManifestVersion;
+import io.scrouter.extproc.client.ExtProcClient;
 import io.scrouter.loadtest.cli.Bounds;
 import io.scrouter.loadtest.cli.CommandText;
 import io.scrouter.loadtest.profile.FlameGraph;
@@ -30,19 +31,33 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Where a Redis-backed router process spends its time: one router jar and {@code redis-server} pinned to the server
- * core, the client on the other, as in {@code bench}. After a 10 s warm-up of each, each load (known sessions, new sessions at
+ * core, the client on the other, as in {@code bench}. After a warm-up of each (as {@code bench}'s: at least
+ * {@value #WARMUP_SECONDS} s, then on until the routers' JIT has settled), each load (known sessions, new sessions at
  * two levels of requests in flight) runs once under a JFR recording started with {@code jcmd} (the router itself
  * is started as users start it), with the router's per-thread CPU and context switches and Redis's command counts
  * read before and after. Writes, into {@code --out}: {@code profile.md} (the figures) and one flame graph per load
  * ({@code <load>.svg}); the recordings and their folded stacks stay in a temporary folder it names.
  *
- * <pre>loadtest/bin/loadtest bench-profile [--seconds 30] [--known 2000] [--in-flight 32] [--new-in-flight 4]</pre>
+ * With {@code --routers 2}, two router jars share the server core with Redis, as in {@code bench}'s two-router blocks;
+ * the load is spread over both, each is recorded, and each one's figures are given per request of the whole load.
+ *
+ * <pre>loadtest/bin/loadtest bench-profile [--seconds 30] [--known 2000] [--in-flight 32] [--new-in-flight 4] [--routers 1]</pre>
  */
 @Command(name = "bench-profile", mixinStandardHelpOptions = true, versionProvider = ManifestVersion.class,
         sortOptions = false, description = "Where a Redis-backed router process spends its time: each load under a "
         + "JFR recording, with per-thread CPU and wake-ups and Redis's command counts; writes profile.md and one "
         + "flame graph per load into --out. Needs redis-server.")
 public final class ProfileBench implements Callable<Integer> {
+
+    /**
+     * A load's warm-up: at least this long, then on, {@link #WARMUP_PART_SECONDS} at a time, while the routers' JIT
+     * used more than {@link ProcessBench#SETTLED_JIT_SHARE} of their CPU, up to {@link #WARMUP_MAX_SECONDS}. The
+     * profile is of the steady state: two routers on one core took over a minute to get there (loadtest/README.md,
+     * "Two routers' warm-up").
+     */
+    static final int WARMUP_SECONDS = 10;
+    static final int WARMUP_PART_SECONDS = 5;
+    static final int WARMUP_MAX_SECONDS = 120;
 
     /** Methods whose inclusive share of the samples is reported (simple class name and method). */
     static final List<String> MARKERS = List.of(
@@ -71,6 +86,10 @@ public final class ProfileBench implements Callable<Integer> {
             description = "Requests in flight of the lighter new-session load, 1 to 4096 (default: ${DEFAULT-VALUE}).")
     int newInFlight;
 
+    @Option(names = "--routers", defaultValue = "1", paramLabel = "N",
+            description = "Router processes sharing the load, each recorded, 1 or 2 (default: ${DEFAULT-VALUE}).")
+    int routers;
+
     @Option(names = "--out", defaultValue = "loadtest/results/profile", paramLabel = "DIR",
             description = "Where profile.md and the flame graphs go (default: ${DEFAULT-VALUE}).")
     Path out;
@@ -82,13 +101,14 @@ public final class ProfileBench implements Callable<Integer> {
     }
 
     /** The options, range-checked. */
-    record Settings(int seconds, int known, int inFlight, int newInFlight, Path out) {
+    record Settings(int seconds, int known, int inFlight, int newInFlight, int routers, Path out) {
     }
 
     Settings settings() {
         return new Settings(Bounds.within(spec, "--seconds", seconds, 1, 600),
                 Bounds.within(spec, "--known", known, 1, 1_000_000), Bounds.within(spec, "--in-flight", inFlight, 1, 4096),
-                Bounds.within(spec, "--new-in-flight", newInFlight, 1, 4096), out);
+                Bounds.within(spec, "--new-in-flight", newInFlight, 1, 4096),
+                Bounds.within(spec, "--routers", routers, 1, 2), out);
     }
 
     /** One profiled load. */
@@ -115,25 +135,44 @@ public final class ProfileBench implements Callable<Integer> {
                 new Phase("new-" + o.inFlight(), "new sessions, " + o.inFlight() + " in flight", SessionMix.NEW,
                         o.inFlight()));
         StringBuilder md = new StringBuilder();
-        try (ServerProcesses servers = ServerProcesses.start(dir, cores, List.of(Target.ROUTER_REDIS), 1,
+        try (ServerProcesses servers = ServerProcesses.start(dir, cores, List.of(Target.ROUTER_REDIS), o.routers(),
                 ProcessBench.SERVER_JVM, progress)) {
-            ServerProcesses.Server router = servers.of(Target.ROUTER_REDIS, 1).get(0);
+            List<ServerProcesses.Server> routers = servers.of(Target.ROUTER_REDIS, o.routers());
             int redisPort = servers.redis().port();
             List<String> known = SessionMix.knownSet(o.known());
-            ProcessBench.bind(router, known);
-            InFlightLoad load = new InFlightLoad(List.of(router.calls()));
-            Path settings = samplingSettings(dir);
-            for (Phase p : phases) {
-                // Long enough for the JIT to finish with the path on a busy machine: the profile is of the steady state.
-                progress.say("warm-up: %s, 10 s", p.title());
-                load.run(p.mix().sessions(known), p.inFlight(), 10_000);
+            List<ExtProcClient> calls = new ArrayList<>();
+            for (ServerProcesses.Server router : routers) {
+                ProcessBench.bind(router, known);
+                calls.add(router.calls());
             }
-            // Background work: what the router and Redis do with no request at all.
+            InFlightLoad load = new InFlightLoad(calls);
+            Path settings = samplingSettings(dir);
+            List<Long> pids = routers.stream().map(ServerProcesses.Server::pid).toList();
+            StringBuilder warmups = new StringBuilder();
+            for (Phase p : phases) {
+                progress.say("warm-up: %s, %d s or until the JIT settles, at most %d s", p.title(), WARMUP_SECONDS,
+                        WARMUP_MAX_SECONDS);
+                ProcessBench.Warmup w = ProcessBench.warmUp(load, pids, p.mix().sessions(known), p.inFlight(),
+                        WARMUP_SECONDS, WARMUP_PART_SECONDS, WARMUP_MAX_SECONDS);
+                warmups.append(warmups.isEmpty() ? "" : ", ").append(String.format(Locale.ROOT,
+                        "%s %d s (JIT %.1f%% of the CPU in its last %d s%s)", p.key(), w.seconds(),
+                        100 * w.lastJitShare(), Math.min(WARMUP_PART_SECONDS, w.seconds()),
+                        w.settled() ? "" : ", still compiling at the cap"));
+                progress.say("warm-up: %s, %d s, JIT %.1f%% of the CPU at the end", p.title(), w.seconds(),
+                        100 * w.lastJitShare());
+            }
+            // Background work: what the routers and Redis do with no request at all.
             progress.say("idle, 10 s");
-            ThreadTimes idleBefore = ThreadTimes.read(router.pid());
+            List<ThreadTimes> idleBefore = new ArrayList<>();
+            for (ServerProcesses.Server router : routers) {
+                idleBefore.add(ThreadTimes.read(router.pid()));
+            }
             RedisCommandStats idleRedisBefore = RedisCommandStats.read(redisPort);
             Thread.sleep(10_000);
-            Map<String, ThreadTimes.Group> idle = ThreadTimes.read(router.pid()).since(idleBefore);
+            List<Map<String, ThreadTimes.Group>> idle = new ArrayList<>();
+            for (int r = 0; r < routers.size(); r++) {
+                idle.add(ThreadTimes.read(routers.get(r).pid()).since(idleBefore.get(r)));
+            }
             RedisCommandStats idleRedis = RedisCommandStats.read(redisPort).since(idleRedisBefore);
 
             md.append("# Where a Redis-backed router spends its time\n\n");
@@ -141,38 +180,69 @@ public final class ProfileBench implements Callable<Integer> {
             md.append("Started: ").append(started).append("  \n");
             md.append("Machine: ").append(ProcessBench.machineLine()).append("  \n");
             md.append("Cores: ").append(cores.describe()).append("  \n");
-            md.append("Router: the jar, Redis store, ").append(String.join(" ", ProcessBench.SERVER_JVM))
+            md.append("Router: ").append(routers.size() == 1 ? "the jar" : routers.size() + " jars, the load spread "
+                            + "over them as in `bench`, each recorded; each one's figures are per request of the "
+                            + "whole load,").append(" Redis store, ").append(String.join(" ", ProcessBench.SERVER_JVM))
                     .append(", JFR (the JDK's `profile` settings with Java stacks sampled every ")
-                    .append(SAMPLE_PERIOD).append(") started and stopped with `jcmd` around each load, after a 10 s "
-                            + "warm-up of each load  \n");
-            md.append("Collector chosen by the router's JVM: ").append(GcPauses.collector(servers.gcLog(router.name())))
+                    .append(SAMPLE_PERIOD).append(") started and stopped with `jcmd` around each load  \n");
+            md.append("Warm-up of each load, before any recording (at least ").append(WARMUP_SECONDS)
+                    .append(" s, then until the routers' JIT used at most ")
+                    .append(Math.round(100 * ProcessBench.SETTLED_JIT_SHARE)).append("% of their CPU over ")
+                    .append(WARMUP_PART_SECONDS).append(" s, at most ").append(WARMUP_MAX_SECONDS).append(" s): ")
+                    .append(warmups).append("  \n");
+            md.append("Collector chosen by the router's JVM: ")
+                    .append(GcPauses.collector(servers.gcLog(routers.get(0).name())))
                     .append(" (a JVM started on one core sees one CPU)  \n");
             md.append("Load average: ").append("%LOAD%").append("\n\n");
             md.append(String.format(Locale.ROOT, "## Idle (10 s, no requests)%n%nRedis: %.1f commands/s %s.%n%n",
                     idleRedis.totalCalls() / 10.0, idleRedis.calls()));
-            md.append("| thread group | CPU ms/s | wake-ups/s |\n|---|---:|---:|\n");
-            idle.entrySet().stream().filter(e -> e.getValue().cpuNanos() > 1_000_000)
-                    .sorted(Comparator.comparingLong((Map.Entry<String, ThreadTimes.Group> e) -> -e.getValue().cpuNanos()))
-                    .forEach(e -> md.append(String.format(Locale.ROOT, "| %s | %.2f | %.1f |%n", e.getKey(),
-                            e.getValue().cpuNanos() / 1e6 / 10, e.getValue().voluntarySwitches() / 10.0)));
+            md.append("| router | thread group | CPU ms/s | wake-ups/s |\n|---|---|---:|---:|\n");
+            for (int r = 0; r < routers.size(); r++) {
+                String name = routers.get(r).name();
+                idle.get(r).entrySet().stream().filter(e -> e.getValue().cpuNanos() > 1_000_000)
+                        .sorted(Comparator.comparingLong((Map.Entry<String, ThreadTimes.Group> e) -> -e.getValue().cpuNanos()))
+                        .forEach(e -> md.append(String.format(Locale.ROOT, "| %s | %s | %.2f | %.1f |%n", name,
+                                e.getKey(), e.getValue().cpuNanos() / 1e6 / 10, e.getValue().voluntarySwitches() / 10.0)));
+            }
 
             for (Phase p : phases) {
-                Path jfr = dir.resolve(p.key() + ".jfr").toAbsolutePath();
-                jcmd(router.pid(), "JFR.start", "name=" + p.key(), "settings=" + settings, "filename=" + jfr);
-                ThreadTimes before = ThreadTimes.read(router.pid());
+                List<Path> recordings = new ArrayList<>();
+                List<ThreadTimes> before = new ArrayList<>();
+                for (ServerProcesses.Server router : routers) {
+                    Path jfr = dir.resolve(p.key() + suffix(routers, router) + ".jfr").toAbsolutePath();
+                    jcmd(router.pid(), "JFR.start", "name=" + p.key(), "settings=" + settings, "filename=" + jfr);
+                    recordings.add(jfr);
+                }
+                for (ServerProcesses.Server router : routers) {
+                    before.add(ThreadTimes.read(router.pid()));
+                }
                 RedisCommandStats redisBefore = RedisCommandStats.read(redisPort);
                 double loadAverage = machine.sample();
                 progress.say("profiling: %s, %d s", p.title(), o.seconds());
                 InFlightLoad.Figures f = load.run(p.mix().sessions(known), p.inFlight(), o.seconds() * 1000L);
-                Map<String, ThreadTimes.Group> threads = ThreadTimes.read(router.pid()).since(before);
+                List<Map<String, ThreadTimes.Group>> threads = new ArrayList<>();
+                for (int r = 0; r < routers.size(); r++) {
+                    threads.add(ThreadTimes.read(routers.get(r).pid()).since(before.get(r)));
+                }
                 RedisCommandStats redis = RedisCommandStats.read(redisPort).since(redisBefore);
-                jcmd(router.pid(), "JFR.stop", "name=" + p.key());
-                JfrDigest digest = render(jfr, o.out().resolve(p.key() + ".svg"),
-                        "Router CPU samples: " + p.title() + " (JFR, Redis store)");
-                progress.say("recording and folded stacks in %s", dir);
-                md.append(section(p, f, threads, redis, digest, loadAverage));
+                for (ServerProcesses.Server router : routers) {
+                    jcmd(router.pid(), "JFR.stop", "name=" + p.key());
+                }
+                md.append(phaseHeader(p, f, redis, loadAverage));
+                long samples = 0;
+                for (int r = 0; r < routers.size(); r++) {
+                    ServerProcesses.Server router = routers.get(r);
+                    String key = p.key() + suffix(routers, router);
+                    JfrDigest digest = render(recordings.get(r), o.out().resolve(key + ".svg"), "Router CPU samples: "
+                            + p.title() + (routers.size() == 1 ? "" : ", " + router.name()) + " (JFR, Redis store)");
+                    samples += digest.samples();
+                    md.append(routers.size() == 1 ? "" : String.format(Locale.ROOT, "%n### %s%n", router.name()));
+                    md.append(String.format(Locale.ROOT, "%nFlame graph: [%s.svg](%s.svg).%n", key, key));
+                    md.append(section(f, threads.get(r), digest));
+                }
+                progress.say("recordings and folded stacks in %s", dir);
                 progress.say("%s: %.0f req/s, p50 %.3f ms, p99 %.3f ms, %d samples", p.title(), f.perSecond(),
-                        f.p50Millis(), f.p99Millis(), digest.samples());
+                        f.p50Millis(), f.p99Millis(), samples);
             }
         }
         String text = md.toString().replace("%LOAD%", machine.summary());
@@ -182,17 +252,29 @@ public final class ProfileBench implements Callable<Integer> {
         return 0;
     }
 
-    private static String section(Phase p, InFlightLoad.Figures f, Map<String, ThreadTimes.Group> threads,
-                                  RedisCommandStats redis, JfrDigest d, double loadAverage) {
+    /** A recording's name part for one of several routers: empty with one router. */
+    private static String suffix(List<ServerProcesses.Server> routers, ServerProcesses.Server router) {
+        return routers.size() == 1 ? "" : "-" + router.name();
+    }
+
+    /** A load's figures seen from the client and from Redis. */
+    private static String phaseHeader(Phase p, InFlightLoad.Figures f, RedisCommandStats redis, double loadAverage) {
         long n = Math.max(1, f.answered() + f.errors());
         StringBuilder s = new StringBuilder();
         s.append(String.format(Locale.ROOT, "%n## %s%n%n%,d requests in %.1f s: %.0f req/s, p50 %.3f ms, p99 %.3f ms, "
-                + "%d errors; load average %.2f. Flame graph: [%s.svg](%s.svg).%n", p.title(), f.answered(), f.seconds(),
-                f.perSecond(), f.p50Millis(), f.p99Millis(), f.errors(), loadAverage, p.key(), p.key()));
+                + "%d errors; load average %.2f.%n", p.title(), f.answered(), f.seconds(),
+                f.perSecond(), f.p50Millis(), f.p99Millis(), f.errors(), loadAverage));
         s.append(String.format(Locale.ROOT, "%nRedis: %.2f commands sent per request, background included (%s; Redis "
                 + "counts the GET, PEXPIRE, ZADD, PUBLISH and XADD that scripts run as well as the EVALSHA itself, "
                 + "and those are not round trips); Redis CPU %.1f µs per request.%n",
                 (double) redis.sentCalls() / n, perRequest(redis.calls(), n), redis.cpuSeconds() * 1e6 / n));
+        return s.toString();
+    }
+
+    /** One router's threads and samples during a load, per request of the whole load. */
+    private static String section(InFlightLoad.Figures f, Map<String, ThreadTimes.Group> threads, JfrDigest d) {
+        long n = Math.max(1, f.answered() + f.errors());
+        StringBuilder s = new StringBuilder();
         s.append("\nRouter threads (from /proc: CPU and voluntary context switches, i.e. wake-ups, per request):\n\n");
         s.append("| thread group | threads | CPU µs/request | wake-ups/request | preempted/request |\n|---|---:|---:|---:|---:|\n");
         long cpuAll = 0;

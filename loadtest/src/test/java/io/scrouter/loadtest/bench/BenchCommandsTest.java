@@ -88,6 +88,27 @@ class BenchCommandsTest {
     }
 
     @Test
+    void warmupGoesOnWhileTheJitIsBusyUpToItsCap() {
+        assertThat(ProcessBench.nextWarmupPart(20, 0.30, 5, 120)).as("compiling: one more part").isEqualTo(5);
+        assertThat(ProcessBench.nextWarmupPart(20, 0.05, 5, 120)).as("at the threshold: settled").isZero();
+        assertThat(ProcessBench.nextWarmupPart(20, Double.NaN, 5, 120)).as("not measured: as fixed").isZero();
+        assertThat(ProcessBench.nextWarmupPart(118, 0.30, 5, 120)).as("cut short at the cap").isEqualTo(2);
+        assertThat(ProcessBench.nextWarmupPart(120, 0.30, 5, 120)).as("at the cap").isZero();
+        ProcessBench.Settings fixed = bench("--warmup-seconds", "20", "--warmup-max-seconds", "10").settings();
+        assertThat(fixed.warmupMaxSeconds()).as("never under the shortest warm-up").isEqualTo(20);
+        assertThat(bench().settings().warmupMaxSeconds()).isEqualTo(120);
+    }
+
+    @Test
+    void profileRecordsOneRouterUnlessToldTwo() {
+        assertThat(parsed(Map.of(), ProfileBench.class, "bench-profile").settings().routers()).isEqualTo(1);
+        assertThat(parsed(Map.of(), ProfileBench.class, "bench-profile", "--routers", "2").settings().routers())
+                .isEqualTo(2);
+        assertThatThrownBy(() -> parsed(Map.of(), ProfileBench.class, "bench-profile", "--routers", "3").settings())
+                .isInstanceOf(ParameterException.class).hasMessage("--routers must be between 1 and 2, not 3");
+    }
+
+    @Test
     void redisClientsRunFourAndThirtyTwoInFlightAndCheckEachLevel() {
         RedisClientBench.Settings s = parsed(Map.of(), RedisClientBench.class, "bench-redis-clients").settings();
         assertThat(s.inFlight()).containsExactly(4, 32);
