@@ -111,8 +111,7 @@ final class BenchReport {
         for (Target t : Target.values()) {
             ProcessBench.Warmup w = b.warmups().get(t);
             if (w != null) {
-                parts.add(String.format(Locale.ROOT, "%s %d s (the JIT %.1f%% of its CPU at the end%s)", t.title(),
-                        w.seconds(), 100 * w.lastJitShare(), w.settled() ? "" : ", still compiling at the cap"));
+                parts.add(t.title() + " " + w.describe());
             }
         }
         return parts.isEmpty() ? "" : "Warm-up (discarded): " + String.join("; ", parts) + ".";

@@ -239,9 +239,7 @@ public final class ProcessBench implements Callable<Integer> {
         for (Target t : targets) {
             Warmup w = warmUp(servers.of(t, b.routers()), sessions, b.inFlight(), o);
             b.warmedUp(t, w);
-            progress.say("%s, warm-up, %s: %d s, the JIT %.1f%% of its CPU in the last %d s%s", b.title(), t.title(),
-                    w.seconds(), 100 * w.lastJitShare(), Math.min(o.seconds(), w.seconds()),
-                    w.settled() ? "" : " (still compiling at the cap)");
+            progress.say("%s, warm-up, %s: %s", b.title(), t.title(), w.describe());
             Thread.sleep(PAUSE_BETWEEN_ROUNDS_MILLIS);
         }
         for (int round = 0; round < o.rounds(); round++) {
@@ -284,7 +282,18 @@ public final class ProcessBench implements Callable<Integer> {
     static final double SETTLED_JIT_SHARE = 0.05;
 
     /** How a target's warm-up went: its length, and the JIT's share of the target's CPU in its last part. */
-    record Warmup(int seconds, double lastJitShare, boolean settled) {
+    record Warmup(int seconds, double lastJitShare) {
+
+        /** Whether it ended because the JIT settled (or could not be measured), not at the cap. */
+        boolean settled() {
+            return !(lastJitShare > SETTLED_JIT_SHARE);
+        }
+
+        /** Its length and the JIT's last share, as the reports give them. */
+        String describe() {
+            return String.format(Locale.ROOT, "%d s (the JIT %.1f%% of its CPU at the end%s)", seconds,
+                    100 * lastJitShare, settled() ? "" : ", still compiling at the cap");
+        }
     }
 
     /** A target's warm-up under {@code o}: {@link #warmUp(InFlightLoad, List, Supplier, int, int, int, int)}. */
@@ -314,7 +323,7 @@ public final class ProcessBench implements Callable<Integer> {
             double share = CpuTimes.read(pids).since(before).jitShare();
             part = nextWarmupPart(done, share, partSeconds, maxSeconds);
             if (part == 0) {
-                return new Warmup(done, share, !(share > SETTLED_JIT_SHARE));
+                return new Warmup(done, share);
             }
         }
     }

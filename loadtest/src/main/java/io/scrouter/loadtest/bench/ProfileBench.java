@@ -154,12 +154,8 @@ public final class ProfileBench implements Callable<Integer> {
                         WARMUP_MAX_SECONDS);
                 ProcessBench.Warmup w = ProcessBench.warmUp(load, pids, p.mix().sessions(known), p.inFlight(),
                         WARMUP_SECONDS, WARMUP_PART_SECONDS, WARMUP_MAX_SECONDS);
-                warmups.append(warmups.isEmpty() ? "" : ", ").append(String.format(Locale.ROOT,
-                        "%s %d s (JIT %.1f%% of the CPU in its last %d s%s)", p.key(), w.seconds(),
-                        100 * w.lastJitShare(), Math.min(WARMUP_PART_SECONDS, w.seconds()),
-                        w.settled() ? "" : ", still compiling at the cap"));
-                progress.say("warm-up: %s, %d s, JIT %.1f%% of the CPU at the end", p.title(), w.seconds(),
-                        100 * w.lastJitShare());
+                warmups.append(warmups.isEmpty() ? "" : ", ").append(p.key()).append(' ').append(w.describe());
+                progress.say("warm-up: %s, %s", p.title(), w.describe());
             }
             // Background work: what the routers and Redis do with no request at all.
             progress.say("idle, 10 s");

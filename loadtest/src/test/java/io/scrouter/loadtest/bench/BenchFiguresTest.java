@@ -190,8 +190,8 @@ class BenchFiguresTest {
     void eachTargetsWarmupIsReportedWithItsLastJitShareAndACapIsSaid() {
         Block b = new Block(SessionMix.NEW, 4, 2);
         assertThat(BenchReport.warmupLine(b)).as("no warm-up recorded, nothing said").isEmpty();
-        b.warmedUp(Target.NOOP, new ProcessBench.Warmup(20, 0.001, true));
-        b.warmedUp(Target.ROUTER_REDIS, new ProcessBench.Warmup(120, 0.12, false));
+        b.warmedUp(Target.NOOP, new ProcessBench.Warmup(20, 0.001));
+        b.warmedUp(Target.ROUTER_REDIS, new ProcessBench.Warmup(120, 0.12));
         assertThat(BenchReport.warmupLine(b)).isEqualTo("Warm-up (discarded): no-op 20 s (the JIT 0.1% of its CPU at "
                 + "the end); router, Redis store 120 s (the JIT 12.0% of its CPU at the end, still compiling at the cap).");
         CpuTimes before = new CpuTimes(100, 10, java.util.Map.of(7L, 10L), 0, 0, 0, 0);
