@@ -237,7 +237,8 @@ public final class ProcessBench implements Callable<Integer> {
         progress.say("%s: warm-up per target, %d s or until its JIT settles, at most %d s (discarded)", b.title(),
                 o.warmupSeconds(), o.warmupMaxSeconds());
         for (Target t : targets) {
-            Warmup w = warmUp(servers.of(t, b.routers()), sessions, b.inFlight(), o);
+            Warmup w = warmUp(new InFlightLoad(servers.calls(t, b.routers())), servers.pids(t, b.routers()), sessions,
+                    b.inFlight(), o.warmupSeconds(), o.seconds(), o.warmupMaxSeconds());
             b.warmedUp(t, w);
             progress.say("%s, warm-up, %s: %s", b.title(), t.title(), w.describe());
             Thread.sleep(PAUSE_BETWEEN_ROUNDS_MILLIS);
@@ -247,7 +248,7 @@ public final class ProcessBench implements Callable<Integer> {
                 // Rotate the order every round, so that no target always follows the same one.
                 Target t = targets[(round + k) % targets.length];
                 double loadAverage = machine.sample();
-                List<Long> pids = servers.of(t, b.routers()).stream().map(ServerProcesses.Server::pid).toList();
+                List<Long> pids = servers.pids(t, b.routers());
                 List<Long> bystanders = bystanders(servers, t, pids);
                 BeforeReadings before = new BeforeReadings(servers, t, pids, bystanders);
                 // The routers' own account is read before the lead-in, not when measuring starts: a scrape makes a
@@ -294,14 +295,6 @@ public final class ProcessBench implements Callable<Integer> {
             return String.format(Locale.ROOT, "%d s (the JIT %.1f%% of its CPU at the end%s)", seconds,
                     100 * lastJitShare, settled() ? "" : ", still compiling at the cap");
         }
-    }
-
-    /** A target's warm-up under {@code o}: {@link #warmUp(InFlightLoad, List, Supplier, int, int, int, int)}. */
-    private static Warmup warmUp(List<ServerProcesses.Server> servers, Supplier<String> sessions, int inFlight,
-                                 Settings o) throws InterruptedException {
-        return warmUp(new InFlightLoad(servers.stream().map(ServerProcesses.Server::calls).toList()),
-                servers.stream().map(ServerProcesses.Server::pid).toList(), sessions, inFlight, o.warmupSeconds(),
-                o.seconds(), o.warmupMaxSeconds());
     }
 
     /**

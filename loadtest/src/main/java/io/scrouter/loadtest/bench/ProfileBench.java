@@ -1,7 +1,6 @@
 package io.scrouter.loadtest.bench;
 
 import io.scrouter.extproc.cli.ManifestVersion;
-import io.scrouter.extproc.client.ExtProcClient;
 import io.scrouter.loadtest.cli.Bounds;
 import io.scrouter.loadtest.cli.CommandText;
 import io.scrouter.loadtest.profile.FlameGraph;
@@ -140,14 +139,12 @@ public final class ProfileBench implements Callable<Integer> {
             List<ServerProcesses.Server> routers = servers.of(Target.ROUTER_REDIS, o.routers());
             int redisPort = servers.redis().port();
             List<String> known = SessionMix.knownSet(o.known());
-            List<ExtProcClient> calls = new ArrayList<>();
             for (ServerProcesses.Server router : routers) {
                 ProcessBench.bind(router, known);
-                calls.add(router.calls());
             }
-            InFlightLoad load = new InFlightLoad(calls);
+            InFlightLoad load = new InFlightLoad(servers.calls(Target.ROUTER_REDIS, o.routers()));
             Path settings = samplingSettings(dir);
-            List<Long> pids = routers.stream().map(ServerProcesses.Server::pid).toList();
+            List<Long> pids = servers.pids(Target.ROUTER_REDIS, o.routers());
             StringBuilder warmups = new StringBuilder();
             for (Phase p : phases) {
                 progress.say("warm-up: %s, %d s or until the JIT settles, at most %d s", p.title(), WARMUP_SECONDS,

@@ -223,6 +223,11 @@ final class ServerProcesses implements AutoCloseable {
         return of(t, n).stream().map(Server::calls).toList();
     }
 
+    /** Process ids of the first {@code n} servers of a target. */
+    List<Long> pids(Target t, int n) {
+        return of(t, n).stream().map(Server::pid).toList();
+    }
+
     RedisProcess redis() {
         return redis;
     }
