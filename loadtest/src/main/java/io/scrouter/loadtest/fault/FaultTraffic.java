@@ -29,6 +29,13 @@ final class FaultTraffic implements AutoCloseable {
 
     private static final String[] METHODS = {"ExecutePlan", "AnalyzePlan", "Config", "ReattachExecute",
             "ReleaseExecute"};
+    /**
+     * A session's first call: one that may bind it. The last of {@link #METHODS}, {@code ReleaseExecute}, only
+     * cleans up after an operation and never binds (extproc's {@code RpcKind.CLEANUP}): a real client never opens a
+     * session with it, and the router answers it on an unknown session with {@code NOT_FOUND}, which the fault runs
+     * count as a refusal.
+     */
+    private static final int FIRST_CALLS = METHODS.length - 1;
 
     private final List<ExtProcClient> routers;
     private final ConcurrentLinkedQueue<Result> results = new ConcurrentLinkedQueue<>();
@@ -67,8 +74,10 @@ final class FaultTraffic implements AutoCloseable {
             int router = random.nextInt(routers.size());
             long start = System.nanoTime();
             try {
+                // A long-lived session is opened on its first use too: until then no router has it.
+                boolean opening = fresh || !sessions.contains(session);
                 ProcessingResponse r = routers.get(router).send(ExtProcClient.sparkCall(
-                        METHODS[random.nextInt(METHODS.length)], session));
+                        METHODS[random.nextInt(opening ? FIRST_CALLS : METHODS.length)], session));
                 String upstream = ExtProcClient.upstreamOf(r);
                 results.add(new Result(start, session, router, upstream, ExtProcClient.rejectionCode(r),
                         System.nanoTime() - start, fresh));
