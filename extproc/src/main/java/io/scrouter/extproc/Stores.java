@@ -39,9 +39,10 @@ record Stores(RedissonClient redis, SessionStore sessions, InstanceStore instanc
             RouterConfig.Redis r = config.redis().get();
             RedisKeys keys = new RedisKeys(r.keyPrefix());
             RedissonClient redis = RedisClients.create(r, io == null ? null : io.group());
-            // On the shared event loop the writes that follow bindings go out together, gathered for a millisecond.
+            // On the shared event loop the writes that follow bindings go out together, gathered for
+            // redis.followUpGather.
             SessionStore sessions = io == null ? new RedisSessionStore(redis, keys, ttls, clock)
-                    : new RedisSessionStore(redis, keys, ttls, clock, io.group().next());
+                    : new RedisSessionStore(redis, keys, ttls, clock, io.group().next(), r.followUpGather());
             return new Stores(redis, new ObservedSessionStore(sessions, observer), new RedisInstanceStore(redis, keys),
                     new RedisBindingFeed(redis, keys));
         }

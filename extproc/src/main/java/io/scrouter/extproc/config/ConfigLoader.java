@@ -276,8 +276,10 @@ public final class ConfigLoader {
                 b.integer("failures", defaults.breakerFailures(), 1, 1000),
                 b.duration("coolDown", defaults.breakerCoolDown(), MS, Duration.ofMinutes(10)));
         b.rejectUnknownKeys();
+        Duration gather = r.duration("followUpGather", RouterConfig.Redis.DEFAULT_FOLLOW_UP_GATHER, Duration.ZERO,
+                RouterConfig.Redis.MAX_FOLLOW_UP_GATHER);
         RouterConfig.Redis redis = new RouterConfig.Redis(mode, List.copyOf(addresses), masterName,
-                password == null || password.isEmpty() ? null : password, database, keyPrefix, calls);
+                password == null || password.isEmpty() ? null : password, database, keyPrefix, calls, gather);
         if (mode == RouterConfig.RedisMode.CLUSTER && redis.database() != 0) {
             throw new ConfigException(r.key("database"), "must be 0 in cluster mode: Redis Cluster has only database 0, "
                     + "got " + redis.database());

@@ -37,9 +37,23 @@ public record RouterConfig(Server server, Optional<Redis> redis, Pool pool, Prob
      * @param addresses {@code redis://host:port} (or {@code rediss://}); several for sentinel and cluster
      * @param keyPrefix prefix of every key, so several routers' deployments can share one Redis
      * @param calls     deadlines and the circuit breaker of the router's calls to it
+     * @param followUpGather how long the writes that follow a new binding (its replica's index, its announcement to
+     *                  the other routers) are gathered before they go out in one call. Longer costs each router less
+     *                  per new session, and leaves a session created just before Redis hangs known to its own
+     *                  router alone for that much longer (README, "When things fail")
      */
     public record Redis(RedisMode mode, List<String> addresses, String masterName, String password, int database,
-                        String keyPrefix, StoreCalls calls) {
+                        String keyPrefix, StoreCalls calls, Duration followUpGather) {
+
+        /** {@code redis.followUpGather} unless set. */
+        public static final Duration DEFAULT_FOLLOW_UP_GATHER = Duration.ofMillis(1);
+
+        /**
+         * The longest {@code redis.followUpGather}. At 5 ms a batch already carried about twenty new sessions at 4 in
+         * flight (loadtest/README.md, "What does change it: batches per session"), so a longer window saves little
+         * and widens the exposure above in proportion.
+         */
+        public static final Duration MAX_FOLLOW_UP_GATHER = Duration.ofMillis(20);
 
         /** Deadline of one Redis call (also the client's own command timeout). */
         public Duration timeout() {
@@ -51,7 +65,7 @@ public record RouterConfig(Server server, Optional<Redis> redis, Pool pool, Prob
             // The password must never reach a log line.
             return "Redis[mode=" + mode + ", addresses=" + addresses + ", masterName=" + masterName
                     + ", password=" + (password == null ? "none" : "***") + ", database=" + database
-                    + ", keyPrefix=" + keyPrefix + ", calls=" + calls + "]";
+                    + ", keyPrefix=" + keyPrefix + ", calls=" + calls + ", followUpGather=" + followUpGather + "]";
         }
     }
 

@@ -22,17 +22,22 @@ import java.util.function.Supplier;
 /**
  * The writes that follow a binding and that no decision waits for: the session's score in its replica's index
  * (session counts, eviction) and, for a new binding, its announcement on the feed. They are gathered and sent as
- * one batch per run of {@link #flush}: on the router's event loop, everything added within {@link #GATHER} of the
- * batch's first write goes out in one write, one ZADD per replica. Sent one batch per session, these writes
- * held a router to about half the new sessions per second it placed without them ({@code loadtest/README.md}, "Changes
- * made from the profile"); sent once per turn of the loop, at 4 new sessions in flight they still cost about one
- * script call per two sessions; gathering removed about a fifth of the router's and Redis's CPU per new session
- * there ({@code loadtest/README.md}, "Follow-up writes gathered for a millisecond").
+ * one batch per run of {@link #flush}: on the router's event loop, everything added within {@code
+ * redis.followUpGather} (1 ms unless set) of the batch's first write goes out in one write, one ZADD per replica.
+ * Sent one batch per session, these writes held a router to about half the new sessions per second it placed without
+ * them ({@code loadtest/README.md}, "Changes made from the profile"); sent once per turn of the loop, at 4 new
+ * sessions in flight they still cost about one script call per two sessions; gathering for 1 ms removed about a
+ * fifth of the router's and Redis's CPU per new session there ({@code loadtest/README.md}, "Follow-up writes
+ * gathered for a millisecond"), and 5 ms a third or more of two routers' ("What does change it: batches per
+ * session").
  *
- * <p>Gathering delays what no request waits for: another router hears of a new binding up to {@link #GATHER} later
+ * <p>Gathering delays what no request waits for: another router hears of a new binding up to the window later
  * (it reads the binding from the store meanwhile, as it does for any binding it has not heard of), and a session
- * counts in its replica's index that much later. Reads that must come after the writes ({@link #inOrder}) do not
- * wait for it: each sends the writes queued before it at once.
+ * counts in its replica's index that much later. The one case where the store cannot stand in for the feed is a
+ * Redis that hangs: a session bound within the window before it hangs is never announced, so until Redis is back it
+ * is known to its own router alone, and another router may place its next request elsewhere (README, "When things
+ * fail"). Reads that must come after the writes ({@link #inOrder}) do not wait for the window: each sends the writes
+ * queued before it at once.
  *
  * <p>Where every key lives on one server (single and Sentinel modes) a batch is one call of the {@code FOLLOW_UP}
  * script ({@link SessionScripts}) rather than a pipeline of its commands: Redisson's per-command work (a promise, a
@@ -62,14 +67,6 @@ final class FollowUpWrites {
      * per write, so this must stay under 4,000.
      */
     static final int MAX_PER_BATCH = 1000;
-
-    /**
-     * How long a router's store gathers writes before it sends them ({@link #gathered}). At 4 new sessions in flight
-     * a router binds one about every 0.15 ms, so a batch carries several sessions' writes instead of one or two;
-     * against what it delays (another router hearing of a binding, which it can read from the store meanwhile), a
-     * millisecond is far below anything a session notices.
-     */
-    static final Duration GATHER = Duration.ofMillis(1);
 
     /** One queued entry: a write, or ({@code read} not null) a command that must run in order with the writes. */
     private record Entry(String sessionId, String replicaId, double expiry, String announced, InOrder<?> read) {
@@ -125,8 +122,8 @@ final class FollowUpWrites {
 
     /**
      * @param flushes         where batches are sent from, and at once where a read must follow the writes
-     * @param gatheredFlushes where a batch whose first write was just added is sent from: {@code flushes} after
-     *                        {@link #GATHER}, so that the writes added meanwhile go with it
+     * @param gatheredFlushes where a batch whose first write was just added is sent from: {@code flushes} after the
+     *                        gathering window ({@link #gathered}), so that the writes added meanwhile go with it
      */
     FollowUpWrites(RedissonClient redis, RedisKeys keys, Executor flushes, Executor gatheredFlushes) {
         this.redis = redis;
@@ -136,9 +133,16 @@ final class FollowUpWrites {
         this.oneScript = !redis.getConfig().isClusterConfig();
     }
 
-    /** {@code gatheredFlushes} for a store on an event loop: its flushes, {@link #GATHER} after the first write. */
-    static Executor gathered(ScheduledExecutorService loop) {
-        return task -> loop.schedule(task, GATHER.toNanos(), TimeUnit.NANOSECONDS);
+    /**
+     * {@code gatheredFlushes} for a store on an event loop: its flushes, {@code window} after the first write; with no
+     * window, in the loop's next turn, which still gathers the writes added in the current one.
+     */
+    static Executor gathered(ScheduledExecutorService loop, Duration window) {
+        if (window.isZero()) {
+            return loop;
+        }
+        long nanos = window.toNanos();
+        return task -> loop.schedule(task, nanos, TimeUnit.NANOSECONDS);
     }
 
     /**

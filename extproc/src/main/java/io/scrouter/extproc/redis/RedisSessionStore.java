@@ -67,12 +67,12 @@ public final class RedisSessionStore implements SessionStore {
 
     /**
      * A router's store: the writes that follow bindings are sent from its event loop, each batch gathering what was
-     * added within {@link FollowUpWrites#GATHER} of its first write.
+     * added within {@code gather} of its first write ({@code redis.followUpGather}).
      */
     public RedisSessionStore(RedissonClient redis, RedisKeys keys, SessionTtls ttls, LongSupplier clockMillis,
-                             ScheduledExecutorService eventLoop) {
+                             ScheduledExecutorService eventLoop, Duration gather) {
         this(redis, keys, ttls, clockMillis,
-                new FollowUpWrites(redis, keys, eventLoop, FollowUpWrites.gathered(eventLoop)));
+                new FollowUpWrites(redis, keys, eventLoop, FollowUpWrites.gathered(eventLoop, gather)));
     }
 
     /** @param followUpFlushes sends the writes that follow bindings, what was added before each run of it together */

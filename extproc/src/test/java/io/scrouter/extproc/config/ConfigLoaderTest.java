@@ -48,6 +48,7 @@ class ConfigLoaderTest {
               database: 3
               timeout: 75ms
               keyPrefix: prod-a
+              followUpGather: 5ms
             pool:
               pollInterval: 500ms
               static:
@@ -101,7 +102,8 @@ class ConfigLoaderTest {
                 Duration.ofSeconds(20), 2 << 20, false));
         assertThat(c.redis()).contains(new RouterConfig.Redis(RouterConfig.RedisMode.SENTINEL,
                 List.of("redis://10.0.0.1:26379", "redis://10.0.0.2:26379"), "mymaster", "s3cret-pw", 3, "prod-a",
-                new RouterConfig.StoreCalls(Duration.ofMillis(75), Duration.ofSeconds(5), 3, Duration.ofSeconds(1))));
+                new RouterConfig.StoreCalls(Duration.ofMillis(75), Duration.ofSeconds(5), 3, Duration.ofSeconds(1)),
+                Duration.ofMillis(5)));
         assertThat(c.pool()).isEqualTo(new RouterConfig.Pool(Duration.ofMillis(500), List.of(
                 new RouterConfig.StaticReplica("spark-0", "10.0.0.5:15002", "http://10.0.0.5:4040", ReplicaState.WARMING, "default"),
                 new RouterConfig.StaticReplica("spark-1", "[fd00::6]:15002", null, ReplicaState.DRAINING, "default")), Duration.ofSeconds(5)));
@@ -133,11 +135,22 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void followUpGatherMayBeZeroAndNoLongerThanTwentyMilliseconds() {
+        assertThat(parse("redis: {address: redis://127.0.0.1:6379, followUpGather: 0ms}\n").redis().orElseThrow()
+                .followUpGather()).as("0: each turn of the event loop sends what it gathered").isZero();
+        assertThat(rejected("redis: {address: redis://127.0.0.1:6379, followUpGather: 21ms}\n"))
+                .hasMessageContaining("redis.followUpGather").hasMessageContaining("between 0ms and 20ms");
+        assertThat(rejected("redis: {address: redis://127.0.0.1:6379, followUpGather: soon}\n"))
+                .hasMessageContaining("redis.followUpGather");
+    }
+
+    @Test
     void redisSectionDefaultsToSingleModeWithTightTimeout() {
         RouterConfig c = parse("redis: {address: redis://127.0.0.1:6379}\n");
 
         assertThat(c.redis()).contains(new RouterConfig.Redis(RouterConfig.RedisMode.SINGLE,
-                List.of("redis://127.0.0.1:6379"), null, null, 0, "scr", new RouterConfig.StoreCalls(Duration.ofMillis(50), Duration.ofSeconds(5), 3, Duration.ofSeconds(1))));
+                List.of("redis://127.0.0.1:6379"), null, null, 0, "scr", new RouterConfig.StoreCalls(Duration.ofMillis(50), Duration.ofSeconds(5), 3, Duration.ofSeconds(1)),
+                Duration.ofMillis(1)));
         // With Redis, the static list may be empty: replicas come from the instance store.
         assertThat(c.pool().staticReplicas()).isEmpty();
     }
@@ -359,7 +372,8 @@ class ConfigLoaderTest {
                 "SCROUTER_REDIS_PASSWORD", "pw"));
 
         assertThat(c.redis()).contains(new RouterConfig.Redis(RouterConfig.RedisMode.SINGLE,
-                List.of("redis://10.9.9.9:6379"), null, "pw", 0, "scr", new RouterConfig.StoreCalls(Duration.ofMillis(50), Duration.ofSeconds(5), 3, Duration.ofSeconds(1))));
+                List.of("redis://10.9.9.9:6379"), null, "pw", 0, "scr", new RouterConfig.StoreCalls(Duration.ofMillis(50), Duration.ofSeconds(5), 3, Duration.ofSeconds(1)),
+                Duration.ofMillis(1)));
     }
 
     @Test

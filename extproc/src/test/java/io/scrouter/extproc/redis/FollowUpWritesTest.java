@@ -4,6 +4,7 @@ import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
+import io.scrouter.extproc.config.RouterConfig;
 import io.scrouter.extproc.session.SessionTtls;
 import io.scrouter.extproc.testing.Await;
 import io.scrouter.extproc.testing.Patience;
@@ -12,6 +13,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.api.redisnode.RedisNode;
@@ -98,17 +101,23 @@ class FollowUpWritesTest {
         assertThat(loop).as("nothing left to flush").isEmpty();
     }
 
-    @Test
-    void aRoutersStoreGathersWritesAddedWithinAMillisecondIntoOneBatch() throws Exception {
+    /**
+     * {@code redis.followUpGather} as configured, both sides of it: a write a fifth of the window after the first goes
+     * with it; a write a fifth of the window after the window closed goes in a batch of its own. Netty runs timers
+     * in deadline order, so however late a busy loop runs them, each lands on its side of the batch.
+     */
+    @ParameterizedTest(name = "window {0} ms")
+    @ValueSource(ints = {1, 5})
+    void aRoutersStoreGathersWritesAddedWithinItsWindowIntoOneBatchAndNoLater(int windowMillis) throws Exception {
+        Duration window = Duration.ofMillis(windowMillis);
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         try {
             EventLoop eventLoop = group.next();
-            FollowUpWrites writes = new FollowUpWrites(client, KEYS, eventLoop, FollowUpWrites.gathered(eventLoop));
+            FollowUpWrites writes = new FollowUpWrites(client, KEYS, eventLoop, FollowUpWrites.gathered(eventLoop,
+                    window));
             long scriptsBefore = calls("eval") + calls("evalsha");
 
-            // The second write comes in a later turn of the loop, a fifth of the gathering time after the first.
-            // Netty runs timers in deadline order, so however late the loop runs them, it comes before the batch.
-            long fifth = FollowUpWrites.GATHER.toNanos() / 5;
+            long fifth = window.toNanos() / 5;
             eventLoop.execute(() -> {
                 writes.add("s1", "a", 1000, "a@d1");
                 eventLoop.schedule(() -> writes.add("s2", "b", 2000, "b@d2"), fifth, TimeUnit.NANOSECONDS);
@@ -120,6 +129,44 @@ class FollowUpWritesTest {
             assertThat(calls("eval") + calls("evalsha") - scriptsBefore)
                     .as("one script call for writes added in two turns of the loop").isEqualTo(1);
             assertThat(redis.command("XLEN", KEYS.bindingFeed())).isEqualTo(":2");
+
+            eventLoop.execute(() -> {
+                writes.add("s3", "a", 3000, "a@d1");
+                eventLoop.schedule(() -> writes.add("s4", "b", 4000, "b@d2"), window.toNanos() + fifth,
+                        TimeUnit.NANOSECONDS);
+            });
+            Await.untilChecked("the later writes in both indexes", BATCH, () ->
+                    redis.command("ZCARD", KEYS.replicaSessions("a")).equals(":2")
+                            && redis.command("ZCARD", KEYS.replicaSessions("b")).equals(":2"));
+            assertThat(calls("eval") + calls("evalsha") - scriptsBefore)
+                    .as("a write added after the window closed waits for no longer batch: it goes in its own")
+                    .isEqualTo(3);
+        } finally {
+            group.shutdownGracefully(0, 0, TimeUnit.SECONDS).sync();
+        }
+    }
+
+    @Test
+    void withNoWindowEachTurnOfTheLoopSendsWhatItGathered() throws Exception {
+        EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+        try {
+            EventLoop eventLoop = group.next();
+            FollowUpWrites writes = new FollowUpWrites(client, KEYS, eventLoop, FollowUpWrites.gathered(eventLoop,
+                    Duration.ZERO));
+            long scriptsBefore = calls("eval") + calls("evalsha");
+
+            eventLoop.execute(() -> {
+                writes.add("s1", "a", 1000, "a@d1");
+                writes.add("s2", "b", 2000, "b@d2");
+                // Queued behind the flush the first write scheduled: the next turn's batch.
+                eventLoop.execute(() -> writes.add("s3", "b", 3000, "b@d3"));
+            });
+
+            Await.untilChecked("all three writes in the indexes", BATCH, () ->
+                    redis.command("ZCARD", KEYS.replicaSessions("a")).equals(":1")
+                            && redis.command("ZCARD", KEYS.replicaSessions("b")).equals(":2"));
+            assertThat(calls("eval") + calls("evalsha") - scriptsBefore)
+                    .as("one script call for the first turn's two writes, one for the next turn's").isEqualTo(2);
         } finally {
             group.shutdownGracefully(0, 0, TimeUnit.SECONDS).sync();
         }

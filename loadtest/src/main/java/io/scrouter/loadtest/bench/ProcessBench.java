@@ -94,6 +94,10 @@ public final class ProcessBench implements Callable<Integer> {
                     + "a collector to compare (default: ${DEFAULT-VALUE}).")
     String serverJvm;
 
+    @Option(names = "--follow-up-gather", paramLabel = "DURATION",
+            description = "The Redis-backed routers' redis.followUpGather, 0ms to 20ms (default: the router's, 1ms).")
+    String followUpGather;
+
     @Option(names = "--out", defaultValue = "loadtest/results/bench.md", paramLabel = "FILE",
             description = "The report (default: ${DEFAULT-VALUE}).")
     Path out;
@@ -111,7 +115,8 @@ public final class ProcessBench implements Callable<Integer> {
     record Settings(int seconds, int warmupSeconds, int warmupMaxSeconds, int leadInSeconds, int rounds, int known,
                     int inFlight,
                     int newInFlight,
-                    List<SessionMix> loads, List<Integer> routers, List<String> serverJvm, Path out, String note) {
+                    List<SessionMix> loads, List<Integer> routers, List<String> serverJvm, String redisSettings,
+                    Path out, String note) {
     }
 
     Settings settings() {
@@ -129,7 +134,8 @@ public final class ProcessBench implements Callable<Integer> {
                 Bounds.within(spec, "--rounds", rounds, 1, 20), Bounds.within(spec, "--known", known, 1, 1_000_000),
                 Bounds.within(spec, "--in-flight", inFlight, 1, 4096),
                 Bounds.within(spec, "--new-in-flight", newInFlight, 1, 4096), loads.stream().distinct().toList(),
-                routers.stream().distinct().toList(), List.of(serverJvm.trim().split("\\s+")), out, note);
+                routers.stream().distinct().toList(), List.of(serverJvm.trim().split("\\s+")),
+                Bounds.followUpGather(spec, "--follow-up-gather", followUpGather), out, note);
     }
 
     @Override
@@ -157,7 +163,7 @@ public final class ProcessBench implements Callable<Integer> {
             Path dir = Files.createTempDirectory("scrouter-bench");
             progress.say("starting servers for %d router%s (logs in %s) ...", routers, routers == 1 ? "" : "s", dir);
             try (ServerProcesses servers = ServerProcesses.start(dir, cores, List.of(Target.values()), routers,
-                    o.serverJvm(), progress)) {
+                    o.serverJvm(), o.redisSettings(), "", progress)) {
                 List<String> busiest = MachineLoad.busiestOthers(servers.pids(), 3000, 5);
                 progress.say("other busy processes: %s", busiest);
                 if (othersBefore.isEmpty()) {
@@ -211,8 +217,9 @@ public final class ProcessBench implements Callable<Integer> {
         BenchReport.Context c = new BenchReport.Context(command, started, machineLine(), cores.describe(),
                 String.join(" ", o.serverJvm()) + "; collector chosen by the JVM: " + collector
                         + " (a JVM started on one core sees one CPU); Java " + System.getProperty("java.version")
-                        + "; routers with their defaults plus the store settings; the no-op on the routers' own "
-                        + "network threads (JDK NIO, one event loop per CPU); fresh servers and Redis for each "
+                        + "; routers with their defaults plus the store settings"
+                        + (o.redisSettings().isEmpty() ? "" : " and " + o.redisSettings())
+                        + "; the no-op on the routers' own network threads (JDK NIO, one event loop per CPU); fresh servers and Redis for each "
                         + "router count",
                 machine.summary(), othersBefore, othersAfter, o.note(), o.seconds(), o.warmupSeconds(), o.warmupMaxSeconds(),
                 o.leadInSeconds(), o.rounds(), o.known(),

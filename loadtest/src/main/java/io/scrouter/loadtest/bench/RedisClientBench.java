@@ -113,7 +113,8 @@ public final class RedisClientBench implements Callable<Integer> {
             progress.say("%s; this process runs on the servers' core too, as a router does", cores.describe());
             RedisKeys keys = new RedisKeys("rcb");
             RouterConfig.Redis settings = new RouterConfig.Redis(RouterConfig.RedisMode.SINGLE,
-                    List.of(redis.address()), null, null, 0, keys.prefix(), RouterConfig.StoreCalls.DEFAULTS);
+                    List.of(redis.address()), null, null, 0, keys.prefix(), RouterConfig.StoreCalls.DEFAULTS,
+                    RouterConfig.Redis.DEFAULT_FOLLOW_UP_GATHER);
             Duration idle = Duration.ofMinutes(30);
             RedissonClient redisson = RedisClients.create(settings, loop);
             PipelinedResp resp = PipelinedResp.connect(loop, "127.0.0.1", redis.port());

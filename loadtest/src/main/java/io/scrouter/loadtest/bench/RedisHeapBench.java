@@ -92,7 +92,7 @@ public final class RedisHeapBench implements Callable<Integer> {
         String yaml = String.format(Locale.ROOT, "sessions: {nearCacheMaxSize: %d}%n",
                 o.sessions() + o.sessions() / 10 + WARM_UP_SESSIONS);
         Path dir = Files.createTempDirectory("scrouter-heap");
-        try (ServerProcesses servers = ServerProcesses.start(dir, cores, List.of(Target.ROUTER_REDIS), 1, JVM, yaml,
+        try (ServerProcesses servers = ServerProcesses.start(dir, cores, List.of(Target.ROUTER_REDIS), 1, JVM, "", yaml,
                 progress)) {
             ServerProcesses.Server router = servers.of(Target.ROUTER_REDIS, 1).get(0);
             int metricsPort = router.metricsPort();

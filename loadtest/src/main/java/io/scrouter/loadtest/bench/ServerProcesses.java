@@ -49,15 +49,17 @@ final class ServerProcesses implements AutoCloseable {
     private final Path dir;
     private final Cores cores;
     private final List<String> routerJvm;
+    private final String redisSettings;
     private final String routerYaml;
     private final List<AutoCloseable> toClose = new ArrayList<>();
     private final Map<Target, List<Server>> servers = new EnumMap<>(Target.class);
     private RedisProcess redis;
 
-    private ServerProcesses(Path dir, Cores cores, List<String> routerJvm, String routerYaml) {
+    private ServerProcesses(Path dir, Cores cores, List<String> routerJvm, String redisSettings, String routerYaml) {
         this.dir = dir;
         this.cores = cores;
         this.routerJvm = routerJvm;
+        this.redisSettings = redisSettings;
         this.routerYaml = routerYaml;
     }
 
@@ -67,13 +69,16 @@ final class ServerProcesses implements AutoCloseable {
      */
     static ServerProcesses start(Path dir, Cores cores, List<Target> targets, int perTarget, List<String> routerJvm,
                                  Progress progress) throws Exception {
-        return start(dir, cores, targets, perTarget, routerJvm, "", progress);
+        return start(dir, cores, targets, perTarget, routerJvm, "", "", progress);
     }
 
-    /** As above, with {@code routerYaml} (whole sections) added to every router's configuration. */
+    /**
+     * As above, with {@code redisSettings} (such as {@code "followUpGather: 5ms"}) added to the Redis-backed routers'
+     * redis section, and {@code routerYaml} (whole sections) to every router's configuration.
+     */
     static ServerProcesses start(Path dir, Cores cores, List<Target> targets, int perTarget, List<String> routerJvm,
-                                 String routerYaml, Progress progress) throws Exception {
-        ServerProcesses s = new ServerProcesses(dir, cores, routerJvm, routerYaml);
+                                 String redisSettings, String routerYaml, Progress progress) throws Exception {
+        ServerProcesses s = new ServerProcesses(dir, cores, routerJvm, redisSettings, routerYaml);
         try {
             s.begin(targets, perTarget, progress);
             return s;
@@ -106,7 +111,8 @@ final class ServerProcesses implements AutoCloseable {
         } finally {
             admin.shutdown();
         }
-        String redisYaml = "redis: {address: \"" + redis.address() + "\", keyPrefix: " + KEY_PREFIX + "}\n";
+        String redisYaml = "redis: {address: \"" + redis.address() + "\", keyPrefix: " + KEY_PREFIX
+                + (redisSettings.isEmpty() ? "" : ", " + redisSettings) + "}\n";
         String embeddedYaml = "pool:\n  static:\n" + String.join("\n", staticPool) + "\n";
         for (Target t : targets) {
             List<Server> list = new ArrayList<>();

@@ -1,8 +1,12 @@
 package io.scrouter.loadtest.cli;
 
+import io.scrouter.extproc.config.ConfigException;
+import io.scrouter.extproc.config.Durations;
+import io.scrouter.extproc.config.RouterConfig;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
 
+import java.time.Duration;
 import java.util.Locale;
 
 /**
@@ -36,6 +40,28 @@ public final class Bounds {
             throw outOfRange(spec, option, number(value), number(min), number(max));
         }
         return value;
+    }
+
+    /**
+     * The routers' {@code redis.followUpGather} as {@code option} gives it, as a setting for their redis section: ""
+     * when not given (the router's default), else checked against the router's own range.
+     */
+    public static String followUpGather(CommandSpec spec, String option, String text) {
+        if (text == null) {
+            return "";
+        }
+        Duration d;
+        try {
+            d = Durations.parse(option, text);
+        } catch (ConfigException e) {
+            throw new ParameterException(spec.commandLine(), option + " must be a duration such as 1ms or 5ms, not '"
+                    + text + "'");
+        }
+        long max = RouterConfig.Redis.MAX_FOLLOW_UP_GATHER.toMillis();
+        if (d.toMillis() > max) {
+            throw outOfRange(spec, option, d.toMillis() + "ms", "0ms", max + "ms");
+        }
+        return "followUpGather: " + d.toMillis() + "ms";
     }
 
     private static ParameterException outOfRange(CommandSpec spec, String option, String value, String min,

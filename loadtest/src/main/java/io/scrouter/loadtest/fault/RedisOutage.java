@@ -65,6 +65,11 @@ public final class RedisOutage implements Callable<Integer> {
             description = "Traffic after the empty restart, 1 to 3600 (default: ${DEFAULT-VALUE}).")
     long afterSeconds;
 
+    @Option(names = "--follow-up-gather", paramLabel = "DURATION",
+            description = "The routers' redis.followUpGather, 0ms to 20ms (default: the router's, 1ms). A session "
+                    + "bound within it before Redis hangs is not yet announced to the other router.")
+    String followUpGather;
+
     @Mixin
     TrafficOptions traffic;
 
@@ -85,24 +90,27 @@ public final class RedisOutage implements Callable<Integer> {
                 Bounds.within(spec, "--between-seconds", betweenSeconds, 1, 3600),
                 Bounds.within(spec, "--dead-seconds", deadSeconds, 1, 3600),
                 Bounds.within(spec, "--after-seconds", afterSeconds, 1, 3600), traffic.threads(spec),
-                traffic.newEvery(spec)) ? 0 : 1;
+                traffic.newEvery(spec), Bounds.followUpGather(spec, "--follow-up-gather", followUpGather)) ? 0 : 1;
     }
 
+    /** @param redisSettings added to the routers' redis section: their {@code redis.followUpGather}, or "" */
     private static boolean run(long steady, long hang, long between, long dead, long after, int threads,
-                               int newEvery) throws Exception {
+                               int newEvery, String redisSettings) throws Exception {
         RedisKeys keys = new RedisKeys("outage");
         try (RedisProcess redis = RedisProcess.start()) {
             Config rc = new Config();
             rc.useSingleServer().setAddress(redis.address());
             RedissonClient admin = Redisson.create(rc);
-            String redisYaml = "redis: {address: \"" + redis.address() + "\", timeout: 50ms, keyPrefix: outage}";
+            String redisYaml = "redis: {address: \"" + redis.address() + "\", timeout: 50ms, keyPrefix: outage"
+                    + (redisSettings.isEmpty() ? "" : ", " + redisSettings) + "}";
             try (Rig rig = new Rig(admin, redisYaml, "outage", 8, Duration.ofSeconds(10))) {
                 Rig.Fleet fleet = rig.startFleet(2, ROUTER_YAML);
                 List<RouterServer> routers = fleet.routers();
                 List<Outcomes> outcomes = fleet.outcomes();
                 List<ExtProcClient> envoys = fleet.envoys();
-                System.out.printf("fault-redis: 8 replicas, 2 routers on redis-server :" + redis.port() + " (timeout 50ms, persistence "
-                        + "off), %d traffic loops; %d s steady, Redis hung %d s, %d s, Redis dead %d s then "
+                System.out.printf("fault-redis: 8 replicas, 2 routers on redis-server :" + redis.port() + " (timeout 50ms, "
+                        + "followUpGather " + routers.get(0).config().redis().orElseThrow().followUpGather().toMillis()
+                        + "ms, persistence off), %d traffic loops; %d s steady, Redis hung %d s, %d s, Redis dead %d s then "
                         + "restarted empty, %d s after%n", threads, steady, hang, between, dead, after);
                 try (FaultTraffic traffic = new FaultTraffic(envoys, threads, 50, newEvery,
                         steady + hang + between + dead + after + 30, 50_000_000L)) {

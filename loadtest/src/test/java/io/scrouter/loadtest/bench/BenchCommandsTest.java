@@ -43,6 +43,18 @@ class BenchCommandsTest {
         assertThat(b.routers()).containsExactly(1, 2);
         assertThat(b.out()).isEqualTo(Path.of("loadtest/results/bench.md"));
         assertThat(b.serverJvm()).containsExactly("-Xmx1g");
+        assertThat(b.redisSettings()).as("the router's own follow-up gather window").isEmpty();
+    }
+
+    @Test
+    void followUpGatherGoesToTheRoutersRedisSectionWithinTheRoutersRange() {
+        assertThat(bench("--follow-up-gather", "5ms").settings().redisSettings()).isEqualTo("followUpGather: 5ms");
+        assertThat(bench("--follow-up-gather", "0ms").settings().redisSettings()).isEqualTo("followUpGather: 0ms");
+        assertThatThrownBy(() -> bench("--follow-up-gather", "21ms").settings())
+                .isInstanceOf(ParameterException.class).hasMessage("--follow-up-gather must be between 0ms and 20ms, not 21ms");
+        assertThatThrownBy(() -> bench("--follow-up-gather", "5").settings())
+                .isInstanceOf(ParameterException.class)
+                .hasMessage("--follow-up-gather must be a duration such as 1ms or 5ms, not '5'");
     }
 
     @Test

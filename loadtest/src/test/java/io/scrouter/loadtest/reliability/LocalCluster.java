@@ -102,11 +102,20 @@ public final class LocalCluster implements AutoCloseable {
      * the breaker on a healthy Redis and let rendezvous place a session some router did not hold in memory.
      */
     public RouterServer startRouter() throws Exception {
+        return startRouter("");
+    }
+
+    /**
+     * As {@link #startRouter()}, with {@code redisSettings} (for example {@code "followUpGather: 5ms"}) added to its
+     * redis section.
+     */
+    public RouterServer startRouter(String redisSettings) throws Exception {
         String yaml = """
                 server: {bindAddress: 127.0.0.1, port: 0, decisionDeadline: %dms}
-                redis: {address: "%s", timeout: %dms, keyPrefix: %s}
+                redis: {address: "%s", timeout: %dms, keyPrefix: %s%s}
                 """.formatted(Patience.DECISION_DEADLINE.toMillis(), redis.address(),
-                Patience.REDIS_TIMEOUT.toMillis(), PREFIX) + routerYaml;
+                Patience.REDIS_TIMEOUT.toMillis(), PREFIX, redisSettings.isEmpty() ? "" : ", " + redisSettings)
+                + routerYaml;
         RouterServer rs = RouterServer.start(ConfigLoader.parse(yaml, Map.of()));
         routers.add(rs);
         return rs;
