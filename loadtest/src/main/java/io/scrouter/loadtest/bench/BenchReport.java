@@ -363,8 +363,9 @@ final class BenchReport {
                         + "%.2f commands sent to Redis per request, background included. The decision waits for one, "
                         + "`RedisSessionStore.findOrBind`: a SET NX PX, which binds a new session (the find-or-bind "
                         + "script follows only for a key already there); the binding feed's PUBLISH and XADD and the "
-                        + "replica index's ZADD follow it unawaited, gathered for a millisecond into one script call "
-                        + "(EVALSHA) on the router's event loop (`FollowUpWrites`, one ZADD per replica per batch). "
+                        + "replica index's ZADD follow it unawaited, gathered for `redis.followUpGather` (1 ms unless "
+                        + "the server JVMs line above names another) into one script call (EVALSHA) on the router's "
+                        + "event loop (`FollowUpWrites`, one ZADD per replica per batch). "
                         + "Awaited: 1 (target ≤ 1: met).", b.inFlight(), b.routers(), commands));
             }
         }
