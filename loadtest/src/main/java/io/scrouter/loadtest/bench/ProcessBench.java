@@ -219,8 +219,8 @@ public final class ProcessBench implements Callable<Integer> {
                         + " (a JVM started on one core sees one CPU); Java " + System.getProperty("java.version")
                         + "; routers with their defaults plus the store settings"
                         + (o.redisSettings().isEmpty() ? "" : " and " + o.redisSettings())
-                        + "; the no-op on the routers' own network threads (JDK NIO, one event loop per CPU); fresh servers and Redis for each "
-                        + "router count",
+                        + "; the no-op on the routers' own network threads (JDK NIO, one event loop per CPU); fresh "
+                        + "servers and Redis for each router count",
                 machine.summary(), othersBefore, othersAfter, o.note(), o.seconds(), o.warmupSeconds(), o.warmupMaxSeconds(),
                 o.leadInSeconds(), o.rounds(), o.known(),
                 idlePerSecond, idleCalls, gc);

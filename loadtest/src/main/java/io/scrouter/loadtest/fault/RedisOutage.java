@@ -108,10 +108,11 @@ public final class RedisOutage implements Callable<Integer> {
                 List<RouterServer> routers = fleet.routers();
                 List<Outcomes> outcomes = fleet.outcomes();
                 List<ExtProcClient> envoys = fleet.envoys();
-                System.out.printf("fault-redis: 8 replicas, 2 routers on redis-server :" + redis.port() + " (timeout 50ms, "
-                        + "followUpGather " + routers.get(0).config().redis().orElseThrow().followUpGather().toMillis()
-                        + "ms, persistence off), %d traffic loops; %d s steady, Redis hung %d s, %d s, Redis dead %d s then "
-                        + "restarted empty, %d s after%n", threads, steady, hang, between, dead, after);
+                System.out.printf("fault-redis: 8 replicas, 2 routers on redis-server :%d (timeout 50ms, "
+                        + "followUpGather %d ms, persistence off), %d traffic loops; %d s steady, Redis hung %d s, %d s, "
+                        + "Redis dead %d s then restarted empty, %d s after%n", redis.port(),
+                        routers.get(0).config().redis().orElseThrow().followUpGather().toMillis(), threads, steady,
+                        hang, between, dead, after);
                 try (FaultTraffic traffic = new FaultTraffic(envoys, threads, 50, newEvery,
                         steady + hang + between + dead + after + 30, 50_000_000L)) {
                     long start = traffic.startNanos();

@@ -51,7 +51,8 @@ class BenchCommandsTest {
         assertThat(bench("--follow-up-gather", "5ms").settings().redisSettings()).isEqualTo("followUpGather: 5ms");
         assertThat(bench("--follow-up-gather", "0ms").settings().redisSettings()).isEqualTo("followUpGather: 0ms");
         assertThatThrownBy(() -> bench("--follow-up-gather", "21ms").settings())
-                .isInstanceOf(ParameterException.class).hasMessage("--follow-up-gather must be between 0ms and 20ms, not 21ms");
+                .isInstanceOf(ParameterException.class)
+                .hasMessage("--follow-up-gather must be between 0ms and 20ms, not 21ms");
         assertThatThrownBy(() -> bench("--follow-up-gather", "5").settings())
                 .isInstanceOf(ParameterException.class)
                 .hasMessage("--follow-up-gather must be a duration such as 1ms or 5ms, not '5'");
