@@ -40,14 +40,24 @@ public final class GuardedStore {
     }
 
     /**
-     * A request-path call: under the deadline, and once more if the first attempt failed fast (a dropped
-     * connection, a failover in progress). A timed-out attempt is not repeated: the store is slow or hung, and a
-     * second wait would only double the decision's latency. The outcome is recorded once.
+     * A request-path call: under the deadline, and once more if the first attempt failed otherwise than by running
+     * out of it (a dropped connection, a failover in progress). An attempt past the router's deadline is not
+     * repeated: the store is slow or hung, and a second wait would only double the decision's latency. The outcome
+     * is recorded once.
+     *
+     * <p>The Redis client's own timeout, a backstop well behind the deadline ({@code RedisClients.backstopMillis}),
+     * fails an attempt first only when the event loop that keeps the deadline was held up for longer than the
+     * backstop: a long GC pause. Its timer thread runs on through the pause and fails the command although the
+     * reply may be waiting in the socket, and taken as a store failure it opened the breaker and put placement on
+     * rendezvous for the settle window while Redis was answering at once. That attempt is repeated, on the loop the
+     * call was made on, so that the retry's deadline is kept by the loop that reads its reply. Every request-path
+     * call may be repeated: a find reads, and a find-or-bind whose first attempt bound the session finds that
+     * binding.
      */
     <T> CompletableFuture<T> onRequestPath(Supplier<CompletableFuture<T>> call) {
         return time.within(call.get(), timeoutMillis)
-                .exceptionallyCompose(first -> isTimeout(first) ? CompletableFuture.failedFuture(first)
-                        : time.within(call.get(), timeoutMillis))
+                .exceptionallyComposeAsync(first -> pastDeadline(first) ? CompletableFuture.failedFuture(first)
+                        : time.within(call.get(), timeoutMillis), time.callersLoop())
                 .whenComplete((value, error) -> {
                     if (error == null) {
                         health.success();
@@ -104,6 +114,17 @@ public final class GuardedStore {
         return isTimeout(error) ? Rejections.storeTimeout() : Rejections.storeUnreachable();
     }
 
+    /** True if the call ran out of the router's own deadline ({@link TimeSource#within}). */
+    static boolean pastDeadline(Throwable error) {
+        for (Throwable t = error; t != null; t = t.getCause()) {
+            if (t instanceof TimeoutException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** True for the router's deadline and for the Redis client's own timeouts alike: the store did not answer. */
     static boolean isTimeout(Throwable error) {
         for (Throwable t = error; t != null; t = t.getCause()) {
             if (t instanceof TimeoutException || t.getClass().getSimpleName().contains("Timeout")) {

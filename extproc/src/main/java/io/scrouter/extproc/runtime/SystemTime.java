@@ -6,6 +6,7 @@ import io.netty.util.concurrent.EventExecutor;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -77,6 +78,12 @@ public final class SystemTime implements TimeSource {
                 : loop.schedule(() -> expireAfterNextRead(loop, call, millis), millis, TimeUnit.MILLISECONDS);
         call.whenComplete((value, error) -> expiry.cancel(false));
         return call;
+    }
+
+    @Override
+    public Executor callersLoop() {
+        EventExecutor loop = currentLoop();
+        return loop != null ? loop : Runnable::run;
     }
 
     private EventExecutor currentLoop() {
