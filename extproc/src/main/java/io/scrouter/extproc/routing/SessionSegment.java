@@ -8,8 +8,8 @@ import java.util.function.IntPredicate;
 
 /**
  * One sixteenth of a {@link SessionTable}: an open-addressing table behind one lock. Linear probing, at most half
- * full, backward-shift deletion (so no tombstones). At its bound it evicts the least recently used of the next few
- * entries a clock hand passes.
+ * to five eighths full (see {@link #growAt}), backward-shift deletion (so no tombstones). At its bound it evicts the
+ * least recently used of the next few entries a clock hand passes.
  */
 final class SessionSegment {
 
@@ -20,6 +20,15 @@ final class SessionSegment {
     private final SessionTable table;
     private final int max;
     private final long idleNanos;
+    /**
+     * How full, in 128ths of its slots, this segment gets before it makes room: 64 (half) for the first segment, one
+     * more for each next one, up to 79. Segments fill alike (session ids hash evenly), so with one threshold all
+     * sixteen grew within a few thousand sessions of each other, and the next young collection copied all their new
+     * arrays at once: about 90 MB at a million sessions, a pause of 20 ms on an idle core and over 200 ms on one
+     * shared with another router and Redis, past Redis's deadlines. Staggered, the segments grow one at a time
+     * while the sessions held rise by about a fifth, a sixteenth of that copying at a time.
+     */
+    private final int growAt;
     private Slots slots = new Slots(MIN_CAPACITY);
     private int mask = MIN_CAPACITY - 1;
     private int clock;
@@ -58,10 +67,17 @@ final class SessionSegment {
         }
     }
 
-    SessionSegment(SessionTable table, int max, long idleNanos) {
+    /** @param index this segment's place in its table, 0 to 15: sets when it grows ({@link #growAt}) */
+    SessionSegment(SessionTable table, int index, int max, long idleNanos) {
         this.table = table;
+        this.growAt = 64 + index;
         this.max = max;
         this.idleNanos = idleNanos;
+    }
+
+    /** Slots in the table, used or not. */
+    synchronized int capacity() {
+        return mask + 1;
     }
 
     synchronized long[] counts() {
@@ -178,16 +194,17 @@ final class SessionSegment {
         }
     }
 
-    /** An empty slot for a new key, after making room: evicting at the bound, growing past half full. */
+    /** An empty slot for a new key, after making room: evicting at the bound, growing past {@link #growAt}. */
     private int insertionSlot(long h, long nowNanos) {
         if (size >= max) {
             evictOne();
         }
-        if ((size + 1) * 2 > mask + 1) {
-            // Purge idle entries first; grow unless that left at least a quarter of the slots to fill, so that a
+        long capacity = mask + 1;
+        if ((size + 1) * 128L > capacity * growAt) {
+            // Purge idle entries first; grow unless that left at least an eighth of the slots to fill, so that a
             // full pass is paid for by many inserts.
             removeWhere(i -> idle(i, nowNanos));
-            if ((size + 1) * 8 > (mask + 1) * 3) {
+            if ((size + 1) * 128L > capacity * (growAt - 16)) {
                 resize((mask + 1) * 2);
             }
         }

@@ -44,7 +44,7 @@ final class SessionTable {
     SessionTable(long maxSessions, long idleNanos) {
         int segmentMax = (int) Math.max(1, Math.min(1 << 28, (maxSessions + SEGMENT_COUNT - 1) / SEGMENT_COUNT));
         for (int i = 0; i < SEGMENT_COUNT; i++) {
-            segments[i] = new SessionSegment(this, segmentMax, idleNanos);
+            segments[i] = new SessionSegment(this, i, segmentMax, idleNanos);
         }
     }
 
@@ -107,6 +107,15 @@ final class SessionTable {
         for (SessionSegment s : segments) {
             s.removeIf(dropped);
         }
+    }
+
+    /** Each segment's slots, in order (for tests: when they grow). */
+    int[] segmentCapacities() {
+        int[] capacities = new int[SEGMENT_COUNT];
+        for (int i = 0; i < SEGMENT_COUNT; i++) {
+            capacities[i] = segments[i].capacity();
+        }
+        return capacities;
     }
 
     /** Drops the idle entries of the next segment in turn, and shrinks it if it is mostly empty. */

@@ -55,6 +55,17 @@ final class GcPauses {
         return "unknown";
     }
 
+    /** The young collections' pauses only: full collections (a heap histogram forces them) left out. */
+    static List<Double> young(String log) {
+        StringBuilder lines = new StringBuilder();
+        for (String line : log.split("\r?\n")) {
+            if (line.contains("Pause Young")) {
+                lines.append(line).append('\n');
+            }
+        }
+        return millis(lines.toString());
+    }
+
     static List<Double> read(Path file) {
         try {
             return millis(Files.readString(file));

@@ -117,8 +117,11 @@ public final class RedisHeapBench implements Callable<Integer> {
             Histogram after = histogram(router.pid());
             long redisAfter = redisUsedMemory(servers.redis().port());
             long sessions = cachedAfter - cachedBefore;
+            Path gcLog = servers.gcLog(router.name());
+            String pauses = GcPauses.summary(GcPauses.young(Files.readString(gcLog))) + " (" + GcPauses.collector(gcLog)
+                    + ")";
             String md = report(command, started, cores, o, placed, errors, cachedBefore, cachedAfter, before, after,
-                    redisAfter - redisBefore, sessions);
+                    redisAfter - redisBefore, sessions, pauses);
             Files.createDirectories(o.out().toAbsolutePath().getParent());
             Files.writeString(o.out(), md);
             System.out.println(md);
@@ -129,7 +132,7 @@ public final class RedisHeapBench implements Callable<Integer> {
 
     private static String report(String command, String started, Cores cores, Settings o, long placed,
                                  long errors, long cachedBefore, long cachedAfter, Histogram before, Histogram after,
-                                 long redisBytes, long sessions) {
+                                 long redisBytes, long sessions, String youngPauses) {
         StringBuilder md = new StringBuilder("# Heap per session of a Redis-backed router\n\n");
         md.append("Command: `").append(command).append("`  \n");
         md.append("Started: ").append(started).append("  \n");
@@ -146,6 +149,8 @@ public final class RedisHeapBench implements Callable<Integer> {
                 + "the replica's index, and the binding feed's share, capped at ~200,000 entries).%n%n",
                 (double) (after.totalBytes() - before.totalBytes()) / Math.max(1, sessions),
                 (double) redisBytes / Math.max(1, sessions)));
+        md.append("The router's young collections over the run (`-Xlog:gc`; the near-cache's arrays grow as it fills, "
+                + "and a young collection copies what grew since the last): ").append(youngPauses).append(".\n\n");
         md.append("| class | instances per session | bytes per session |\n|---|---:|---:|\n");
         List<Map.Entry<String, long[]>> rows = new ArrayList<>();
         after.classes().forEach((cls, v) -> {

@@ -118,6 +118,16 @@ class BenchFiguresTest {
     }
 
     @Test
+    void youngPausesLeaveFullCollectionsOut() {
+        assertThat(GcPauses.young("""
+                [0.003s][info][gc] Using Serial
+                [1.430s][info][gc] GC(0) Pause Full (Heap Inspection Initiated GC) 30M->12M(384M) 31.250ms
+                [2.101s][info][gc] GC(1) Pause Young (Allocation Failure) 117M->31M(365M) 10.666ms
+                [2.500s][info][gc] GC(2) Pause Young (Allocation Failure) 131M->33M(365M) 0.250ms
+                """)).containsExactly(10.666, 0.25);
+    }
+
+    @Test
     void processCpuIsUserPlusSystemTicksCountedFromTheLastParenthesis() {
         // A command name may hold spaces and parentheses: fields are counted after the last ')'.
         String stat = "4380 (java (router) x) S 1 4380 4380 0 -1 4194560 52311 0 12 0 1234 567 0 0 20 0 41 0 "
