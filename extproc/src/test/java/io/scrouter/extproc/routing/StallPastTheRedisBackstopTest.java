@@ -1,27 +1,20 @@
 package io.scrouter.extproc.routing;
 
 import io.netty.channel.EventLoop;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.nio.NioIoHandler;
-import io.scrouter.extproc.config.ConfigLoader;
-import io.scrouter.extproc.config.RouterConfig;
-import io.scrouter.extproc.redis.RedisClients;
 import io.scrouter.extproc.redis.RedisKeys;
 import io.scrouter.extproc.redis.RedisSessionStore;
 import io.scrouter.extproc.runtime.SystemTime;
 import io.scrouter.extproc.session.Lookup;
 import io.scrouter.extproc.session.SessionTtls;
 import io.scrouter.extproc.testing.Patience;
-import io.scrouter.testkit.redis.RedisProcess;
+import io.scrouter.extproc.testing.RedisOnOneLoop;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.redisson.api.RedissonClient;
 import org.redisson.client.RedisTimeoutException;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -29,7 +22,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * A stall of the router's event loop longer than the Redis client's own timeout (a long GC pause) is not a store
@@ -47,39 +39,26 @@ class StallPastTheRedisBackstopTest {
     private static final long TIMEOUT_MILLIS = 100;
     private static final RedisKeys KEYS = new RedisKeys("stall");
 
-    private static RedisProcess redis;
-    private static MultiThreadIoEventLoopGroup group;
-    private static RedissonClient client;
+    private static RedisOnOneLoop rig;
 
     @BeforeAll
     static void start() throws Exception {
-        assumeTrue(RedisProcess.installed(), "needs redis-server: run `bash .ci/run` or `apt-get install -y redis-server`");
-        redis = RedisProcess.start();
-        group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-        RouterConfig config = ConfigLoader.parse("redis: {address: \"" + redis.address() + "\", timeout: "
-                + TIMEOUT_MILLIS + "ms}", Map.of());
-        client = RedisClients.create(config.redis().orElseThrow(), group);
+        rig = RedisOnOneLoop.start(TIMEOUT_MILLIS);
     }
 
     @AfterAll
     static void stop() throws Exception {
-        if (client != null) {
-            client.shutdown();
-        }
-        if (group != null) {
-            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
-        }
-        if (redis != null) {
-            redis.close();
+        if (rig != null) {
+            rig.close();
         }
     }
 
     @Test
     void aFindOrBindFailedByTheRedisClientsTimerDuringAStallIsMadeAgainAndIsNoStoreFailure() throws Exception {
-        EventLoop loop = group.next();
-        SystemTime time = SystemTime.onLoops(group);
+        EventLoop loop = rig.group().next();
+        SystemTime time = SystemTime.onLoops(rig.group());
         Duration minute = Duration.ofMinutes(1);
-        RedisSessionStore store = new RedisSessionStore(client, KEYS, new SessionTtls(minute, minute, minute),
+        RedisSessionStore store = new RedisSessionStore(rig.client(), KEYS, new SessionTtls(minute, minute, minute),
                 System::currentTimeMillis, loop, Duration.ofMillis(1));
         // One recorded failure would open the breaker: the test sees any failure the stall is taken for.
         GuardedStore guard = new GuardedStore(new StoreHealth(1, minute.toMillis()), time,

@@ -2,11 +2,8 @@ package io.scrouter.extproc.runtime;
 
 import io.netty.channel.EventLoop;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.nio.NioIoHandler;
-import io.scrouter.extproc.config.ConfigLoader;
-import io.scrouter.extproc.config.RouterConfig;
-import io.scrouter.extproc.redis.RedisClients;
 import io.scrouter.extproc.testing.Patience;
+import io.scrouter.extproc.testing.RedisOnOneLoop;
 import io.scrouter.testkit.redis.RedisProcess;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -15,7 +12,6 @@ import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
 
 import java.time.Duration;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -23,7 +19,6 @@ import java.util.concurrent.TimeoutException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * A Redis reply that arrived while the router's event loop was stalled (a GC pause, a backlog of work) is the
@@ -39,30 +34,23 @@ class LoopDeadlinesTest {
     /** The deadline under test; a stall lasts at least three of them. */
     private static final long DEADLINE_MILLIS = 100;
 
+    private static RedisOnOneLoop rig;
     private static RedisProcess redis;
     private static MultiThreadIoEventLoopGroup group;
     private static RedissonClient client;
 
     @BeforeAll
     static void start() throws Exception {
-        assumeTrue(RedisProcess.installed(), "needs redis-server: run `bash .ci/run` or `apt-get install -y redis-server`");
-        redis = RedisProcess.start();
-        group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-        RouterConfig config = ConfigLoader.parse("redis: {address: \"" + redis.address() + "\", timeout: "
-                + DEADLINE_MILLIS + "ms}", Map.of());
-        client = RedisClients.create(config.redis().orElseThrow(), group);
+        rig = RedisOnOneLoop.start(DEADLINE_MILLIS);
+        redis = rig.redis();
+        group = rig.group();
+        client = rig.client();
     }
 
     @AfterAll
     static void stop() throws Exception {
-        if (client != null) {
-            client.shutdown();
-        }
-        if (group != null) {
-            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
-        }
-        if (redis != null) {
-            redis.close();
+        if (rig != null) {
+            rig.close();
         }
     }
 
