@@ -6,6 +6,7 @@ import org.slf4j.LoggerFactory;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 /**
@@ -116,18 +117,17 @@ public final class GuardedStore {
 
     /** True if the call ran out of the router's own deadline ({@link TimeSource#within}). */
     static boolean pastDeadline(Throwable error) {
-        for (Throwable t = error; t != null; t = t.getCause()) {
-            if (t instanceof TimeoutException) {
-                return true;
-            }
-        }
-        return false;
+        return anyCause(error, t -> t instanceof TimeoutException);
     }
 
     /** True for the router's deadline and for the Redis client's own timeouts alike: the store did not answer. */
     static boolean isTimeout(Throwable error) {
+        return anyCause(error, t -> t instanceof TimeoutException || t.getClass().getSimpleName().contains("Timeout"));
+    }
+
+    private static boolean anyCause(Throwable error, Predicate<Throwable> test) {
         for (Throwable t = error; t != null; t = t.getCause()) {
-            if (t instanceof TimeoutException || t.getClass().getSimpleName().contains("Timeout")) {
+            if (test.test(t)) {
                 return true;
             }
         }

@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -27,14 +28,7 @@ final class GcPauses {
     }
 
     static List<Double> millis(String log) {
-        List<Double> out = new ArrayList<>();
-        for (String line : log.split("\r?\n")) {
-            Matcher m = PAUSE.matcher(line);
-            if (m.find()) {
-                out.add(Double.parseDouble(m.group(1)));
-            }
-        }
-        return out;
+        return pauses(log, line -> true);
     }
 
     /**
@@ -57,13 +51,18 @@ final class GcPauses {
 
     /** The young collections' pauses only: full collections (a heap histogram forces them) left out. */
     static List<Double> young(String log) {
-        StringBuilder lines = new StringBuilder();
+        return pauses(log, line -> line.contains("Pause Young"));
+    }
+
+    private static List<Double> pauses(String log, Predicate<String> lines) {
+        List<Double> out = new ArrayList<>();
         for (String line : log.split("\r?\n")) {
-            if (line.contains("Pause Young")) {
-                lines.append(line).append('\n');
+            Matcher m = PAUSE.matcher(line);
+            if (lines.test(line) && m.find()) {
+                out.add(Double.parseDouble(m.group(1)));
             }
         }
-        return millis(lines.toString());
+        return out;
     }
 
     static List<Double> read(Path file) {
