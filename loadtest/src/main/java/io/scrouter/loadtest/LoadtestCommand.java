@@ -17,6 +17,7 @@ import io.scrouter.loadtest.fault.SentinelFailover;
 import io.scrouter.loadtest.fault.Soak;
 import io.scrouter.loadtest.replay.ReplayCommand;
 import io.scrouter.loadtest.replay.SparkReplayCommand;
+import io.scrouter.testkit.redis.RedisProcess;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.HelpCommand;
@@ -90,6 +91,11 @@ public final class LoadtestCommand implements Callable<Integer> {
                 // A path the user gave that cannot be read or written: theirs to fix, like a wrong option.
                 failed.getErr().println(failed.getCommandSpec().qualifiedName() + ": " + describe(f));
                 return CommandRunner.USAGE;
+            }
+            if (cause instanceof RedisProcess.NotInstalled missing) {
+                // The machine lacks a program the command starts: one line saying how to install it, no trace.
+                failed.getErr().println(failed.getCommandSpec().qualifiedName() + ": " + missing.getMessage());
+                return CommandLine.ExitCode.SOFTWARE;
             }
             return runner.handleExecutionException(e, failed, parsed);
         });

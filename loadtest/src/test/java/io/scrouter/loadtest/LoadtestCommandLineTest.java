@@ -216,6 +216,36 @@ class LoadtestCommandLineTest {
         assertThat(r.err().strip().lines()).hasSize(1);
     }
 
+
+    @Test
+    void aMissingRedisServerIsOneLineThatSaysHowToInstallIt() {
+        // The commands that start Redis (bench, fault-redis, sentinel, ...) meet a machine without it at their start;
+        // uninstalling it here is not possible, so a command throws what RedisProcess throws then.
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        picocli.CommandLine line = LoadtestCommand.commandLine(Map.of(), new PrintWriter(out, true),
+                new PrintWriter(err, true));
+        line.addSubcommand(new NeedsRedis());
+        // Added after the registered commands were given the writers: given them as they were.
+        line.getSubcommands().get("needs-redis").setErr(new PrintWriter(err, true));
+
+        int exit = line.execute("needs-redis");
+
+        assertThat(exit).isEqualTo(1);
+        assertThat(err.toString().strip()).startsWith("loadtest needs-redis: redis-server is not installed")
+                .contains("apt-get install -y redis-server").doesNotContain("Exception").doesNotContain("\tat ");
+        assertThat(err.toString().strip().lines()).hasSize(1);
+        assertThat(out.toString()).isEmpty();
+    }
+    /** A command that starts Redis, on a machine without it. */
+    @picocli.CommandLine.Command(name = "needs-redis")
+    static final class NeedsRedis implements java.util.concurrent.Callable<Integer> {
+        @Override
+        public Integer call() throws Exception {
+            throw new io.scrouter.testkit.redis.RedisProcess.NotInstalled();
+        }
+    }
+
     /** The "sessions per replica" lines of the demo's report. */
     private static Map<String, Integer> placedPerReplica(String out) {
         Matcher m = Pattern.compile("(?m)^  (replica-[a-z]) +#* (\\d+)$").matcher(out);

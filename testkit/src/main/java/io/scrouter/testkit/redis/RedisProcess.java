@@ -124,8 +124,18 @@ public final class RedisProcess implements AutoCloseable {
                 return candidate;
             }
         }
-        throw new IOException("redis-server not found. These tests need a real Redis: run `bash .ci/run` (it "
-                + "installs the Debian package) or `apt-get install -y redis-server`");
+        throw new NotInstalled();
+    }
+
+    /**
+     * No {@code redis-server} binary on this machine. A fact about the machine, not a failure of what was running:
+     * commands report it as one line and tests skip on {@link #installed()}.
+     */
+    public static final class NotInstalled extends IOException {
+        public NotInstalled() {
+            super("redis-server is not installed (looked in /usr/bin and /usr/local/bin): run `bash .ci/run`, which "
+                    + "installs the Debian package, or `apt-get install -y redis-server`");
+        }
     }
 
     public int port() {
