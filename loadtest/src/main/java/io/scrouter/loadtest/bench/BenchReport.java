@@ -88,6 +88,10 @@ final class BenchReport {
                     md.append(own).append("\n");
                 }
             }
+            String sched = schedLine(b);
+            if (!sched.isEmpty()) {
+                md.append(sched).append("\n");
+            }
             String reasons = errorReasons(b);
             if (!reasons.isEmpty()) {
                 md.append(reasons).append("\n");
@@ -115,6 +119,36 @@ final class BenchReport {
             }
         }
         return parts.isEmpty() ? "" : "Warm-up (discarded): " + String.join("; ", parts) + ".";
+    }
+
+    /**
+     * How long the servers' threads and redis-server waited for the servers' core once woken, all traced rounds of a
+     * target together, and how much of redis-server's longer waits the target's servers held the core ({@code bench
+     * --sched-trace}). Empty when nothing was traced.
+     */
+    static String schedLine(Block b) {
+        List<String> parts = new ArrayList<>();
+        for (Target t : Target.values()) {
+            List<SchedTrace.Waits> traced = b.waits().getOrDefault(t, List.of());
+            if (traced.isEmpty()) {
+                continue;
+            }
+            double[] servers = traced.stream().flatMapToDouble(w -> java.util.Arrays.stream(w.serverDelays()))
+                    .sorted().toArray();
+            double[] redis = traced.stream().flatMapToDouble(w -> java.util.Arrays.stream(w.redisDelays()))
+                    .sorted().toArray();
+            String part = t.title() + ": its threads " + SchedTrace.Waits.describe(servers);
+            if (t == Target.ROUTER_REDIS) {
+                double waited = traced.stream().mapToDouble(SchedTrace.Waits::redisLongWaitMillis).sum();
+                double held = traced.stream().mapToDouble(SchedTrace.Waits::redisLongWaitHeldByServersMillis).sum();
+                part += ", redis-server " + SchedTrace.Waits.describe(redis) + String.format(Locale.ROOT,
+                        "; redis-server waited over %.1f ms %.0f ms in all, the routers holding the core %.0f%% of it",
+                        SchedTrace.LONG_WAIT_MILLIS, waited, waited > 0 ? 100 * held / waited : 0.0);
+            }
+            parts.add(part);
+        }
+        return parts.isEmpty() ? "" : "Wake-to-run delay on the servers' core (`perf sched`, measured parts of the "
+                + "traced rounds; p50 / p90 / p99 / max): " + String.join("; ", parts) + ".";
     }
 
     /** The client's core counts as the limit from this busy share up: it then had no time left to send more. */

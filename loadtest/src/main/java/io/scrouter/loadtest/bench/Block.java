@@ -10,10 +10,16 @@ import java.util.Map;
  * router's round {@code i} with the no-op's round {@code i}, which ran next to it.
  */
 record Block(SessionMix load, int inFlight, int routers, Map<Target, List<Round>> rounds,
-             Map<Target, ProcessBench.Warmup> warmups) {
+             Map<Target, ProcessBench.Warmup> warmups, Map<Target, List<SchedTrace.Waits>> waits) {
 
     Block(SessionMix load, int inFlight, int routers) {
-        this(load, inFlight, routers, new EnumMap<>(Target.class), new EnumMap<>(Target.class));
+        this(load, inFlight, routers, new EnumMap<>(Target.class), new EnumMap<>(Target.class),
+                new EnumMap<>(Target.class));
+    }
+
+    /** What the scheduler did in one traced round of {@code t} ({@code bench --sched-trace}). */
+    void traced(Target t, SchedTrace.Waits w) {
+        waits.computeIfAbsent(t, x -> new ArrayList<>()).add(w);
     }
 
     void warmedUp(Target t, ProcessBench.Warmup w) {

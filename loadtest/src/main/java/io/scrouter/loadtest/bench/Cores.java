@@ -24,6 +24,11 @@ final class Cores {
         this.why = why;
     }
 
+    /** Whether the servers run on {@link #SERVER_CORE} alone (and the client elsewhere). */
+    boolean pinned() {
+        return pinning;
+    }
+
     static Cores detect() {
         int online = onlineCores();
         if (!Files.isExecutable(TASKSET)) {

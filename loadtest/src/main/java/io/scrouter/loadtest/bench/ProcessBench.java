@@ -98,6 +98,12 @@ public final class ProcessBench implements Callable<Integer> {
             description = "The Redis-backed routers' redis.followUpGather, 0ms to 20ms (default: the router's, 1ms).")
     String followUpGather;
 
+    @Option(names = "--sched-trace",
+            description = "Trace the servers' core with perf sched in every measured round, and report how long the "
+                    + "servers' threads and redis-server waited for the core once woken. Needs perf and the kernel's "
+                    + "sched tracepoints; traced rounds run slower, so their figures are not the targets'.")
+    boolean schedTrace;
+
     @Option(names = "--out", defaultValue = "loadtest/results/bench.md", paramLabel = "FILE",
             description = "The report (default: ${DEFAULT-VALUE}).")
     Path out;
@@ -116,7 +122,7 @@ public final class ProcessBench implements Callable<Integer> {
                     int inFlight,
                     int newInFlight,
                     List<SessionMix> loads, List<Integer> routers, List<String> serverJvm, String redisSettings,
-                    Path out, String note) {
+                    Path out, String note, boolean schedTrace) {
     }
 
     Settings settings() {
@@ -135,7 +141,7 @@ public final class ProcessBench implements Callable<Integer> {
                 Bounds.within(spec, "--in-flight", inFlight, 1, 4096),
                 Bounds.within(spec, "--new-in-flight", newInFlight, 1, 4096), loads.stream().distinct().toList(),
                 routers.stream().distinct().toList(), List.of(serverJvm.trim().split("\\s+")),
-                Bounds.followUpGather(spec, "--follow-up-gather", followUpGather), out, note);
+                Bounds.followUpGather(spec, "--follow-up-gather", followUpGather), out, note, schedTrace);
     }
 
     @Override
@@ -147,6 +153,16 @@ public final class ProcessBench implements Callable<Integer> {
         Cores cores = Cores.detect();
         progress.say("%s", cores.describe());
         cores.pinClient();
+        if (o.schedTrace()) {
+            String missing = SchedTrace.unavailable();
+            if (missing != null) {
+                throw new ParameterException(spec.commandLine(), "--sched-trace cannot trace here: " + missing);
+            }
+            if (!cores.pinned()) {
+                throw new ParameterException(spec.commandLine(), "--sched-trace traces the servers' core, and "
+                        + "the servers are not pinned to one here (" + cores.describe() + ")");
+            }
+        }
         MachineLoad machine = new MachineLoad();
         progress.say("load average now %.2f", machine.sample());
         // Each router count gets servers of its own, started fresh: with one router measured, a second Redis-backed
@@ -261,13 +277,20 @@ public final class ProcessBench implements Callable<Integer> {
                 // The routers' own account is read before the lead-in, not when measuring starts: a scrape makes a
                 // router compile its event loop's select path again (loadtest/README.md, "the bench's own scrapes").
                 before.router = routerView(servers, t, b.routers());
+                // Traced from the lead-in on, so that perf's own start is not in the measured part.
+                SchedTrace trace = o.schedTrace() ? SchedTrace.start(Cores.SERVER_CORE, o.leadInSeconds()
+                        + o.seconds() + 1, Files.createTempFile("scrouter-sched", ".data")) : null;
                 InFlightLoad.Figures f = new InFlightLoad(servers.calls(t, b.routers()))
                         .run(sessions, b.inFlight(), o.leadInSeconds() * 1000L, before::read, millis);
+                long measuredUntil = System.nanoTime();
                 CpuTimes cpu = CpuTimes.read(pids, bystanders).since(before.cpu);
                 RedisCommandStats redis = before.redis == null ? null
                         : RedisCommandStats.read(servers.redis().port()).since(before.redis);
                 RouterView router = routerView(servers, t, b.routers()).since(before.router);
                 b.add(Round.of(t, round, f, redis, loadAverage, router, cpu));
+                if (trace != null) {
+                    b.traced(t, trace.finish(pids, servers.redis().pid(), before.startedNanos, measuredUntil));
+                }
                 progress.say("%s, round %d/%d, %s: %.0f req/s, p50 %.3f ms, p99 %.3f ms, errors %d, CPU %.1f µs "
                                 + "per answer (JIT %.1f), cores busy: servers' %.0f%% (other servers %.1f%%, "
                                 + "host's steal %.1f%%), client's %.0f%% (steal %.1f%%) (load %.2f)",
@@ -359,6 +382,7 @@ public final class ProcessBench implements Callable<Integer> {
         RouterView router;
         RedisCommandStats redis;
         CpuTimes cpu;
+        long startedNanos;
 
         BeforeReadings(ServerProcesses servers, Target target, List<Long> pids, List<Long> bystanders) {
             this.servers = servers;
@@ -377,6 +401,7 @@ public final class ProcessBench implements Callable<Integer> {
                 throw new IllegalStateException("interrupted while taking a round's readings", e);
             }
             cpu = CpuTimes.read(pids, bystanders);
+            startedNanos = System.nanoTime();
         }
     }
 
