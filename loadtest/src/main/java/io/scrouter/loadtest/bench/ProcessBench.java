@@ -279,7 +279,7 @@ public final class ProcessBench implements Callable<Integer> {
                 before.router = routerView(servers, t, b.routers());
                 // Traced from the lead-in on, so that perf's own start is not in the measured part.
                 SchedTrace trace = o.schedTrace() ? SchedTrace.start(Cores.SERVER_CORE, o.leadInSeconds()
-                        + o.seconds() + 1, Files.createTempFile("scrouter-sched", ".data")) : null;
+                        + o.seconds() + 1) : null;
                 InFlightLoad.Figures f = new InFlightLoad(servers.calls(t, b.routers()))
                         .run(sessions, b.inFlight(), o.leadInSeconds() * 1000L, before::read, millis);
                 long measuredUntil = System.nanoTime();

@@ -37,11 +37,12 @@ final class SchedTrace {
     private static final long START_TIMEOUT_SECONDS = 10;
 
     private final Process perf;
-    private final Path data;
+    /** perf's own directory for this trace: its data and its output, removed once read. */
+    private final Path dir;
 
-    private SchedTrace(Process perf, Path data) {
+    private SchedTrace(Process perf, Path dir) {
         this.perf = perf;
-        this.data = data;
+        this.dir = dir;
     }
 
     /** Why a trace cannot be taken on this machine, or null when it can. */
@@ -57,18 +58,27 @@ final class SchedTrace {
         return null;
     }
 
-    /** Starts tracing {@code core} for {@code seconds}, into {@code data}. */
-    static SchedTrace start(int core, long seconds, Path data) throws IOException, InterruptedException {
+    /** Starts tracing {@code core} for {@code seconds}. */
+    static SchedTrace start(int core, long seconds) throws IOException, InterruptedException {
+        Path dir = Files.createTempDirectory("scrouter-sched");
+        Path data = data(dir);
         Process p = new ProcessBuilder(PERF.toString(), "sched", "record", "-k", "CLOCK_MONOTONIC", "-C",
                 Integer.toString(core), "-o", data.toString(), "--", "sleep", Long.toString(seconds))
-                .redirectErrorStream(true).redirectOutput(data.resolveSibling(data.getFileName() + ".log").toFile())
-                .start();
-        // perf needs a moment to open its buffers; events before that are not traced.
+                .redirectErrorStream(true).redirectOutput(log(dir).toFile()).start();
+        // perf creates its data file once its buffers are open; events before that are not traced.
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(START_TIMEOUT_SECONDS);
         while (!Files.exists(data) && p.isAlive() && System.nanoTime() < deadline) {
             Thread.sleep(20);
         }
-        return new SchedTrace(p, data);
+        return new SchedTrace(p, dir);
+    }
+
+    private static Path data(Path dir) {
+        return dir.resolve("perf.data");
+    }
+
+    private static Path log(Path dir) {
+        return dir.resolve("perf.log");
     }
 
     /**
@@ -82,10 +92,9 @@ final class SchedTrace {
             throw new IOException("perf sched record did not end");
         }
         if (perf.exitValue() != 0) {
-            throw new IOException("perf sched record failed: " + Files.readString(
-                    data.resolveSibling(data.getFileName() + ".log")).strip());
+            throw new IOException("perf sched record failed: " + Files.readString(log(dir)).strip());
         }
-        Process timehist = new ProcessBuilder(PERF.toString(), "sched", "timehist", "-i", data.toString())
+        Process timehist = new ProcessBuilder(PERF.toString(), "sched", "timehist", "-i", data(dir).toString())
                 .redirectError(ProcessBuilder.Redirect.DISCARD).start();
         List<Slice> slices = new ArrayList<>();
         try (BufferedReader r = new BufferedReader(new InputStreamReader(timehist.getInputStream(),
@@ -98,7 +107,9 @@ final class SchedTrace {
             }
         }
         timehist.waitFor();
-        Files.deleteIfExists(data);
+        Files.deleteIfExists(data(dir));
+        Files.deleteIfExists(log(dir));
+        Files.deleteIfExists(dir);
         return Waits.of(slices, servers, redis, fromNanos / 1e9, toNanos / 1e9);
     }
 
@@ -166,8 +177,8 @@ final class SchedTrace {
                                      double to) {
             int i = Arrays.binarySearch(starts, from);
             i = i < 0 ? -i - 1 : i;
-            // A slice that began before the wait may still have been running: step back over a few.
-            i = Math.max(0, i - 8);
+            // One core runs one slice at a time: only the last one to start before the wait can overlap its start.
+            i = Math.max(0, i - 1);
             double held = 0;
             for (; i < byStart.size() && byStart.get(i).start() < to; i++) {
                 Slice s = byStart.get(i);
