@@ -416,47 +416,14 @@ public final class ProcessBench implements Callable<Integer> {
     }
 
     /**
-     * Sends one request per session to one server, 32 at a time, so that the server holds every binding. A
-     * session whose request is refused (a Redis call past its deadline on a busy machine answers UNAVAILABLE, which
-     * Spark's client retries) is sent again, up to five times.
+     * Sends one request per session to one server, 32 at a time, so that the server holds every binding; a refused
+     * session is sent again, in passes ({@link KnownSessionBinder}).
      */
     static void bind(ServerProcesses.Server server, List<String> sessions) throws InterruptedException {
         awaitRouting(server);
-        java.util.Queue<String> todo = new java.util.concurrent.ConcurrentLinkedQueue<>(sessions);
-        java.util.Map<String, String> refused = new java.util.concurrent.ConcurrentHashMap<>();
-        for (int attempt = 0; attempt < 5 && !todo.isEmpty(); attempt++) {
-            refused.clear();
-            java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(todo.size());
-            for (int i = 0; i < Math.min(32, sessions.size()); i++) {
-                bindNext(server.calls(), todo, refused, done);
-            }
-            if (!done.await(120, java.util.concurrent.TimeUnit.SECONDS)) {
-                throw new IllegalStateException("binding the known sessions on " + server.name() + ": "
-                        + done.getCount() + " requests unanswered after 120 s");
-            }
-            todo.addAll(refused.keySet());
-        }
-        if (!refused.isEmpty()) {
-            throw new IllegalStateException("binding the known sessions on " + server.name() + " failed for "
-                    + refused.size() + " sessions after 5 attempts, e.g.: " + refused.values().iterator().next());
-        }
-    }
-
-    private static void bindNext(ExtProcClient calls, java.util.Queue<String> todo, java.util.Map<String, String> refused,
-                                 java.util.concurrent.CountDownLatch done) {
-        String s = todo.poll();
-        if (s == null) {
-            return;
-        }
-        calls.sendAsync(ExtProcClient.sparkCall("ExecutePlan", s)).whenComplete((r, e) -> {
-            if (e != null) {
-                refused.put(s, e.toString());
-            } else if (r.hasImmediateResponse()) {
-                refused.put(s, r.getImmediateResponse().getDetails());
-            }
-            done.countDown();
-            bindNext(calls, todo, refused, done);
-        });
+        KnownSessionBinder.bind(server.name(), sessions, s -> server.calls()
+                .sendAsync(ExtProcClient.sparkCall("ExecutePlan", s))
+                .thenApply(r -> r.hasImmediateResponse() ? r.getImmediateResponse().getDetails() : null));
     }
 
     /**
