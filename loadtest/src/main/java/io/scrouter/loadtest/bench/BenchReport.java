@@ -82,6 +82,10 @@ final class BenchReport {
             if (!cpu.isEmpty()) {
                 md.append(cpu).append("\n");
             }
+            String switches = switchesLine(b);
+            if (!switches.isEmpty()) {
+                md.append(switches).append("\n");
+            }
             for (Target t : List.of(Target.ROUTER_REDIS, Target.ROUTER_EMBEDDED)) {
                 String own = routerLine(b, t);
                 if (!own.isEmpty()) {
@@ -153,6 +157,33 @@ final class BenchReport {
 
     /** The client's core counts as the limit from this busy share up: it then had no time left to send more. */
     static final double CLIENT_BOUND_SHARE = 0.9;
+
+    /**
+     * How often an answer changed hands on the servers' core: context switches per answer of each target's server
+     * processes, and of redis-server in the Redis-backed router's rounds, blocked (voluntary) and preempted
+     * (involuntary). Empty when not measured.
+     */
+    static String switchesLine(Block b) {
+        List<String> parts = new ArrayList<>();
+        for (Target t : Target.values()) {
+            Spread woken = b.switchesPerAnswer(t, false, false);
+            Spread preempted = b.switchesPerAnswer(t, false, true);
+            if (woken == null || preempted == null) {
+                continue;
+            }
+            String part = t.title() + " " + woken.format("%.2f") + " / " + preempted.format("%.2f");
+            Spread redisWoken = b.switchesPerAnswer(t, true, false);
+            Spread redisPreempted = b.switchesPerAnswer(t, true, true);
+            if (t == Target.ROUTER_REDIS && redisWoken != null && redisPreempted != null) {
+                part += ", and redis-server in its rounds " + redisWoken.format("%.2f") + " / "
+                        + redisPreempted.format("%.2f");
+            }
+            parts.add(part);
+        }
+        return parts.isEmpty() ? "" : "Context switches per answer (every thread of the target's server processes, "
+                + "`/proc/PID/task/*/status`), blocked / preempted while it could run: " + String.join("; ", parts)
+                + ".";
+    }
 
     /**
      * What an answer cost each target's server processes in CPU (every thread, the JIT and the collector

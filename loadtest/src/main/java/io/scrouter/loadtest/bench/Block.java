@@ -10,11 +10,32 @@ import java.util.Map;
  * router's round {@code i} with the no-op's round {@code i}, which ran next to it.
  */
 record Block(SessionMix load, int inFlight, int routers, Map<Target, List<Round>> rounds,
-             Map<Target, ProcessBench.Warmup> warmups, Map<Target, List<SchedTrace.Waits>> waits) {
+             Map<Target, ProcessBench.Warmup> warmups, Map<Target, List<SchedTrace.Waits>> waits,
+             Map<Target, List<Handovers>> handovers) {
 
     Block(SessionMix load, int inFlight, int routers) {
         this(load, inFlight, routers, new EnumMap<>(Target.class), new EnumMap<>(Target.class),
-                new EnumMap<>(Target.class));
+                new EnumMap<>(Target.class), new EnumMap<>(Target.class));
+    }
+
+    /** One round's context switches: of the target's server processes and of redis-server, and the answers. */
+    record Handovers(ContextSwitches servers, ContextSwitches redis, long answered) {
+    }
+
+    /** The context switches of one measured round of {@code t}. */
+    void switched(Target t, ContextSwitches servers, ContextSwitches redis, long answered) {
+        handovers.computeIfAbsent(t, x -> new ArrayList<>()).add(new Handovers(servers, redis, answered));
+    }
+
+    /**
+     * Context switches per answer of {@code t}'s server processes ({@code redis} false) or of redis-server in
+     * {@code t}'s rounds, voluntary or ({@code preempted}) involuntary; null when not measured.
+     */
+    Spread switchesPerAnswer(Target t, boolean redis, boolean preempted) {
+        List<Double> v = handovers.getOrDefault(t, List.of()).stream()
+                .map(h -> (redis ? h.redis() : h.servers()).perAnswer(h.answered(), preempted))
+                .filter(x -> !x.isNaN()).toList();
+        return v.isEmpty() ? null : Spread.of(v);
     }
 
     /** What the scheduler did in one traced round of {@code t} ({@code bench --sched-trace}). */

@@ -284,10 +284,14 @@ public final class ProcessBench implements Callable<Integer> {
                         .run(sessions, b.inFlight(), o.leadInSeconds() * 1000L, before::read, millis);
                 long measuredUntil = System.nanoTime();
                 CpuTimes cpu = CpuTimes.read(pids, bystanders).since(before.cpu);
+                ContextSwitches switches = ContextSwitches.read(pids).since(before.switches);
+                ContextSwitches redisSwitches = ContextSwitches.read(List.of(servers.redis().pid()))
+                        .since(before.redisSwitches);
                 RedisCommandStats redis = before.redis == null ? null
                         : RedisCommandStats.read(servers.redis().port()).since(before.redis);
                 RouterView router = routerView(servers, t, b.routers()).since(before.router);
                 b.add(Round.of(t, round, f, redis, loadAverage, router, cpu));
+                b.switched(t, switches, redisSwitches, f.answered());
                 if (trace != null) {
                     b.traced(t, trace.finish(pids, servers.redis().pid(), before.startedNanos, measuredUntil));
                 }
@@ -382,6 +386,8 @@ public final class ProcessBench implements Callable<Integer> {
         RouterView router;
         RedisCommandStats redis;
         CpuTimes cpu;
+        ContextSwitches switches;
+        ContextSwitches redisSwitches;
         long startedNanos;
 
         BeforeReadings(ServerProcesses servers, Target target, List<Long> pids, List<Long> bystanders) {
@@ -401,6 +407,8 @@ public final class ProcessBench implements Callable<Integer> {
                 throw new IllegalStateException("interrupted while taking a round's readings", e);
             }
             cpu = CpuTimes.read(pids, bystanders);
+            switches = ContextSwitches.read(pids);
+            redisSwitches = ContextSwitches.read(List.of(servers.redis().pid()));
             startedNanos = System.nanoTime();
         }
     }
