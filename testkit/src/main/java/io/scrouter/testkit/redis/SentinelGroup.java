@@ -25,6 +25,8 @@ public final class SentinelGroup implements AutoCloseable {
     public static final Duration DOWN_AFTER = Duration.ofMillis(1000);
     /** Sentinel's bound on one failover attempt (and the wait before another sentinel retries it). */
     public static final Duration FAILOVER_TIMEOUT = Duration.ofMillis(5000);
+    /** Sentinel's tilt period where {@code SENTINEL DEBUG} cannot report it ({@code SENTINEL_TILT_PERIOD}). */
+    private static final Duration DEFAULT_TILT_PERIOD = Duration.ofSeconds(30);
     /** Set-up (sync, sentinels discovering each other by hello messages every 2 s) on a busy machine. */
     private static final Duration READY_WITHIN = Duration.ofSeconds(30);
 
@@ -184,9 +186,18 @@ public final class SentinelGroup implements AutoCloseable {
      * itself reports the master role. Bounded by {@link #DOWN_AFTER} plus two {@link #FAILOVER_TIMEOUT}s (a
      * first attempt may time out and be retried) plus {@code slack}, for a busy machine.
      *
-     * @return how long the promotion took
+     * <p>The master is killed only once no sentinel is in TILT mode. A sentinel whose own timer stalled for longer
+     * than its tilt trigger (2 s: the whole machine stopped, as a shared CI host sometimes does) acts on nothing for
+     * its tilt period (30 s), not even a master that is down ({@code sentinelCheckTiltCondition} and
+     * {@code sentinelHandleDictOfRedisInstances} in Redis's {@code src/sentinel.c}). A master killed meanwhile is
+     * failed over only after the tilt, and by then the replica has been cut off from it for longer than Sentinel
+     * accepts of a replica it promotes (ten times {@code down-after-milliseconds}, {@code sentinelSelectSlave}):
+     * the failover aborts ("-failover-abort-no-good-slave") and the group stays without a master.
+     *
+     * @return how long the promotion took, from the kill
      */
     public Duration killMasterAndAwaitPromotion(Duration slack) throws IOException, InterruptedException {
+        awaitNoTilt(slack);
         long start = System.nanoTime();
         master.kill();
         Duration bound = DOWN_AFTER.plus(FAILOVER_TIMEOUT.multipliedBy(2)).plus(slack);
@@ -198,8 +209,74 @@ public final class SentinelGroup implements AutoCloseable {
             }
             Thread.sleep(50);
         }
-        throw new IOException("sentinels did not promote the replica within " + bound.toMillis() + " ms; logs in "
-                + sentinelDirs);
+        int tilted = sentinelsInTilt();
+        throw new IOException("sentinels did not promote the replica within " + bound.toMillis() + " ms"
+                + (tilted == 0 ? "" : " (" + tilted + " sentinels in TILT mode now: the machine stalled for over "
+                        + "their tilt trigger)")
+                + "; logs in " + sentinelDirs);
+    }
+
+    /** Waits, bounded by two tilt periods and {@code slack}, until no sentinel is in TILT mode. */
+    private void awaitNoTilt(Duration slack) throws IOException, InterruptedException {
+        Duration bound = tiltPeriod().multipliedBy(2).plus(slack);
+        long deadline = System.nanoTime() + bound.toNanos();
+        while (sentinelsInTilt() > 0) {
+            if (System.nanoTime() > deadline) {
+                throw new IOException("sentinels stayed in TILT mode for over " + bound.toSeconds()
+                        + " s: the machine keeps stalling; logs in " + sentinelDirs);
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    /** How many sentinels report TILT mode now. */
+    int sentinelsInTilt() throws IOException {
+        int n = 0;
+        for (int port : sentinelPorts) {
+            if ("1".equals(infoField(String.valueOf(Resp.command(port, "INFO", "sentinel")), "sentinel_tilt"))) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /**
+     * The sentinels' tilt period, as {@code SENTINEL DEBUG} reports it (Redis 7.0 and later); Sentinel's fixed 30 s
+     * ({@code SENTINEL_TILT_PERIOD}) where the command is unknown.
+     */
+    Duration tiltPeriod() throws IOException {
+        List<?> params;
+        try {
+            params = (List<?>) Resp.command(sentinelPorts.get(0), "SENTINEL", "DEBUG");
+        } catch (Resp.RespError olderThan7) {
+            return DEFAULT_TILT_PERIOD;
+        }
+        for (int i = 0; i + 1 < params.size(); i += 2) {
+            if ("TILT-PERIOD".equalsIgnoreCase(String.valueOf(params.get(i)))) {
+                return Duration.ofMillis(Long.parseLong(String.valueOf(params.get(i + 1))));
+            }
+        }
+        return DEFAULT_TILT_PERIOD;
+    }
+
+    /**
+     * Sets one of Sentinel's timing parameters on every sentinel ({@code SENTINEL DEBUG name value}, Redis 7.0 and
+     * later), for a test that must make a sentinel enter or leave TILT mode.
+     */
+    public void debugTiming(String name, Duration value) throws IOException {
+        for (int port : sentinelPorts) {
+            Resp.command(port, "SENTINEL", "DEBUG", name, Long.toString(value.toMillis()));
+        }
+    }
+
+    /** One field of an {@code INFO} reply; null where the server does not report it. */
+    private static String infoField(String info, String name) {
+        for (String line : info.split("\n")) {
+            if (line.startsWith(name + ":")) {
+                return line.substring(name.length() + 1).trim();
+            }
+        }
+        return null;
     }
 
     @Override
