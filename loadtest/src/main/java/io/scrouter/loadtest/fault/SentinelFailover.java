@@ -9,6 +9,7 @@ import io.scrouter.extproc.redis.RedisKeys;
 import io.scrouter.loadtest.traffic.TrafficDriver.Result;
 import io.scrouter.loadtest.traffic.TrafficDriver;
 import io.scrouter.testkit.redis.Resp;
+import io.scrouter.testkit.redis.SentinelGroup;
 import org.redisson.Redisson;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
@@ -74,7 +75,7 @@ public final class SentinelFailover implements Callable<Integer> {
 
     private static boolean run(long steady, long after, int threads, int newEvery) throws Exception {
         RedisKeys keys = new RedisKeys("snt");
-        try (SentinelGroup group = new SentinelGroup()) {
+        try (SentinelGroup group = SentinelGroup.start()) {
             Config rc = new Config();
             rc.setCodec(StringCodec.INSTANCE);
             var sc = rc.useSentinelServers().setMasterName(SentinelGroup.MASTER_NAME).setCheckSentinelsList(false);
@@ -98,6 +99,8 @@ public final class SentinelFailover implements Callable<Integer> {
                         50_000_000L)) {
                     long start = traffic.startNanos();
                     Thread.sleep(TimeUnit.SECONDS.toMillis(steady));
+                    // A sentinel in TILT mode (the machine stalled) would not fail over a master killed now.
+                    group.awaitNoTilt(Duration.ofSeconds(10));
                     long killAt = System.nanoTime();
                     group.master().kill();
                     // Replication stopped with the master: what the replica holds now is what it will serve once

@@ -216,8 +216,11 @@ public final class SentinelGroup implements AutoCloseable {
                 + "; logs in " + sentinelDirs);
     }
 
-    /** Waits, bounded by two tilt periods and {@code slack}, until no sentinel is in TILT mode. */
-    private void awaitNoTilt(Duration slack) throws IOException, InterruptedException {
+    /**
+     * Waits, bounded by two tilt periods and {@code slack}, until no sentinel is in TILT mode: before a fault that
+     * the sentinels must act on ({@link #killMasterAndAwaitPromotion} says why).
+     */
+    public void awaitNoTilt(Duration slack) throws IOException, InterruptedException {
         Duration bound = tiltPeriod().multipliedBy(2).plus(slack);
         long deadline = System.nanoTime() + bound.toNanos();
         while (sentinelsInTilt() > 0) {
