@@ -46,10 +46,11 @@ import java.util.function.Supplier;
  * batch's announcements as one argument and each replica's index writes as one more, not two arguments per write.
  * Inside the script each write stands alone, as in a pipeline: a write Redis refuses (out of memory, a key of the
  * wrong type) does not stop the others, and the announcements go first. A Redis Cluster spreads the indexes and
- * the feed over slots that one script may not span, so there the batch stays a pipeline. Either way the feed's wire
- * format is unchanged (one PUBLISH and one XADD per announcement), so routers of an earlier release read it during a
- * rollout. A lost batch only delays counts until each session's next idle-timer push, or
- * leaves the other routers to read the bindings from the store.
+ * the feed over slots that one script may not span, so there the batch is a pipeline of one {@code ANNOUNCE} call,
+ * on the stream's key alone, and the ZADDs. Either way the stream's entries are as earlier versions of the router
+ * wrote them (one XADD per announcement), so those read it during a rollout; they do not hear the batches'
+ * channel, so they learn the new version's bindings at their next poll instead of at once. A lost batch only delays
+ * counts until each session's next idle-timer push, or leaves the other routers to read the bindings from the store.
  *
  * <p>Whoever reads or trims an index does it {@link #inOrder in order} with these writes: it sees every write queued
  * before it and none queued after it. A count that ran ahead of a queued ZADD would miss a session the router already
@@ -263,14 +264,7 @@ final class FollowUpWrites {
         List<Object> scriptKeys = new ArrayList<>(1 + scores.size());
         scriptKeys.add(keys.bindingFeed());
         List<Object> args = new ArrayList<>(4 + scores.size());
-        args.add(keys.bindingChannel());
-        args.add(Integer.toString(RedisBindingFeed.RETAINED));
-        args.add(RedisBindingFeed.FIELD);
-        StringBuilder messages = new StringBuilder(announced.size() * 64);
-        for (Entry e : announced) {
-            messages.append(RedisBindingFeed.message(e.sessionId(), e.announced())).append('\n');
-        }
-        args.add(messages.toString());
+        args.addAll(RedisBindingFeed.announceArgs(keys, messages(announced)));
         scores.forEach((replicaId, members) -> {
             scriptKeys.add(keys.replicaSessions(replicaId));
             StringBuilder pairs = new StringBuilder(members.size() * 52);
@@ -282,15 +276,27 @@ final class FollowUpWrites {
                 SessionScripts.FOLLOW_UP, RScript.ReturnType.LONG, scriptKeys, args.toArray()).toCompletableFuture();
     }
 
-    /** The batch as a pipeline of its commands, for a Redis Cluster. */
+    /**
+     * The batch as a pipeline for a Redis Cluster: the announcements in one {@code ANNOUNCE} call, on the stream's
+     * key alone, then one ZADD per replica.
+     */
     private CompletableFuture<?> pipeline(Map<String, Map<String, Double>> scores, List<Entry> announced) {
         RBatch batch = redis.createBatch();
-        for (Entry e : announced) {
-            RedisBindingFeed.append(batch, keys, e.sessionId(), e.announced());
+        if (!announced.isEmpty()) {
+            RedisBindingFeed.append(batch, keys, messages(announced));
         }
         scores.forEach((replicaId, members) -> batch.<String>getScoredSortedSet(
                 keys.replicaSessions(replicaId), StringCodec.INSTANCE).addAllAsync(members));
         return batch.executeAsync().toCompletableFuture();
+    }
+
+    /** The announcements, one message per line, as {@code ANNOUNCE} takes them. */
+    private static String messages(List<Entry> announced) {
+        StringBuilder messages = new StringBuilder(announced.size() * 64);
+        for (Entry e : announced) {
+            messages.append(RedisBindingFeed.message(e.sessionId(), e.announced())).append('\n');
+        }
+        return messages.toString();
     }
 
     /** A score as ZADD reads it: whole milliseconds without a decimal point, anything else as Java prints it. */

@@ -1,31 +1,45 @@
 package io.scrouter.extproc.redis;
 
 import io.scrouter.extproc.session.BindingFeed;
-import org.redisson.api.RStream;
 import org.redisson.api.RBatch;
+import org.redisson.api.RScript;
+import org.redisson.api.RStream;
 import org.redisson.api.RedissonClient;
-import org.redisson.api.stream.StreamAddArgs;
 import org.redisson.api.stream.StreamMessageId;
 import org.redisson.api.stream.StreamReadArgs;
 import org.redisson.client.codec.StringCodec;
 
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BiConsumer;
 
 /**
- * The binding feed in Redis: the session store announces each new binding on a channel and appends it to a
- * stream ({@link #append}); routers listen on the channel and read the stream from the last position seen on
- * every pool poll.
+ * The binding feed in Redis: the session store appends each new binding to a stream and announces each batch of
+ * them on a channel ({@code SessionScripts.ANNOUNCE}); routers listen on the channel and read the stream from the
+ * last position heard on every pool poll.
  *
  * <p>Why both: the channel delivers within milliseconds, which matters for a session created just before Redis
  * hangs (until its router's peers know it, a request that reaches them while Redis is away is placed afresh).
  * But a router whose connection dropped misses every message sent meanwhile, and those are exactly the sessions
  * it would later place differently from the router that created them. The stream is read from the last position
- * seen, so nothing announced while it is retained is missed, and a router that starts reads the retained
+ * heard, so nothing announced while it is retained is missed, and a router that starts reads the retained
  * history. Each covers the other's gap; duplicates are harmless.
+ *
+ * <p>The position: every entry up to it has been delivered. A stream read moves it to the last entry read. A batch
+ * heard on the channel names the stream's last entry before it and the entry it gave each announcement; the script
+ * that wrote them is atomic, so if the position had reached that entry before, the batch holds every entry up to
+ * its own last, and the position moves there. A router that hears every batch therefore finds nothing new on its
+ * poll's read: when each read also delivered every announcement the channel had carried, handing those entries to
+ * the near-cache held the event loop that answers Envoy for a millisecond at a time, a quarter to a third of two
+ * routers' new-session p99 (loadtest/README.md, "The feed's stream reads"). A batch whose entry before lies past
+ * the position means the channel missed something (a dropped subscription, or a writer that does not announce
+ * batches, such as an earlier version of the router during a rollout): the stream is read at once from the
+ * position. A drop the router never notices costs nothing either: the position stays where it was, and the next
+ * poll's read delivers what the channel missed.
  */
 public final class RedisBindingFeed implements BindingFeed {
 
@@ -53,7 +67,10 @@ public final class RedisBindingFeed implements BindingFeed {
     private volatile int readBatch = READ_BATCH;
     /** The channel's subscription: null when not subscribed, so the next poll tries again. */
     private final AtomicReference<CompletableFuture<Integer>> live = new AtomicReference<>();
+    /** Every entry up to this one has been delivered. Read anywhere; moved only forward, under {@code this}. */
     private volatile StreamMessageId position = new StreamMessageId(0, 0);
+    /** Entries delivered from stream reads, not from the channel. */
+    private final LongAdder entriesRead = new LongAdder();
 
     public RedisBindingFeed(RedissonClient redis, RedisKeys keys) {
         this.redis = redis;
@@ -65,12 +82,22 @@ public final class RedisBindingFeed implements BindingFeed {
         return sessionId + " " + replica;
     }
 
-    /** Adds the announcement of a new binding to {@code batch}: the store sends it with the binding's index write. */
-    static void append(RBatch batch, RedisKeys keys, String sessionId, String replica) {
-        String message = message(sessionId, replica);
-        batch.getTopic(keys.bindingChannel(), StringCodec.INSTANCE).publishAsync(message);
-        batch.<String, String>getStream(keys.bindingFeed(), StringCodec.INSTANCE).addAsync(
-                StreamAddArgs.entry(FIELD, message).trimNonStrict().maxLen(RETAINED).noLimit());
+    /**
+     * The arguments of {@code SessionScripts.ANNOUNCE}, and the first four of {@code FOLLOW_UP}: {@code messages}
+     * holds one {@link #message} per line.
+     */
+    static List<Object> announceArgs(RedisKeys keys, String messages) {
+        return List.of(keys.bindingChannel(), Integer.toString(RETAINED), FIELD, messages);
+    }
+
+    /**
+     * Adds one batch of announcements ({@code messages}, one {@link #message} per line) to {@code batch}: one call
+     * of {@code SessionScripts.ANNOUNCE}, which touches the stream's key alone, as a Redis Cluster requires.
+     */
+    static void append(RBatch batch, RedisKeys keys, String messages) {
+        batch.getScript(StringCodec.INSTANCE).evalAsync(keys.bindingFeed(), RScript.Mode.READ_WRITE,
+                SessionScripts.ANNOUNCE, RScript.ReturnType.LONG, List.of(keys.bindingFeed()),
+                announceArgs(keys, messages).toArray());
     }
 
     /**
@@ -80,6 +107,16 @@ public final class RedisBindingFeed implements BindingFeed {
     @Override
     public void catchUp(BiConsumer<String, String> sessionAndReplica) {
         listenLive(sessionAndReplica);
+        startRead(sessionAndReplica);
+    }
+
+    /** Entries delivered from the stream so far; the channel delivered the rest. */
+    long entriesRead() {
+        return entriesRead.sum();
+    }
+
+    /** Reads the stream from the position unless a read is already under way. */
+    private void startRead(BiConsumer<String, String> sessionAndReplica) {
         if (readRunning.compareAndSet(false, true)) {
             read(sessionAndReplica, MAX_READS_PER_CATCH_UP);
         }
@@ -123,7 +160,7 @@ public final class RedisBindingFeed implements BindingFeed {
         }
         try {
             redis.getTopic(keys.bindingChannel(), StringCodec.INSTANCE)
-                    .addListenerAsync(String.class, (channel, message) -> deliver(message, sessionAndReplica))
+                    .addListenerAsync(String.class, (channel, batch) -> heard(batch, sessionAndReplica))
                     .toCompletableFuture().whenComplete((id, error) -> {
                         if (error != null) {
                             live.compareAndSet(attempt, null);
@@ -136,17 +173,95 @@ public final class RedisBindingFeed implements BindingFeed {
         }
     }
 
-    private void deliver(Map<StreamMessageId, Map<String, String>> entries,
-                         BiConsumer<String, String> sessionAndReplica) {
-        StreamMessageId last = position;
-        for (Map.Entry<StreamMessageId, Map<String, String>> entry : entries.entrySet()) {
-            deliver(entry.getValue().get(FIELD), sessionAndReplica);
-            StreamMessageId id = entry.getKey();
-            if (id.getId0() > last.getId0() || id.getId0() == last.getId0() && id.getId1() > last.getId1()) {
+    /**
+     * One batch heard on the channel: the stream's last entry before it on the first line, then {@code <entry id>
+     * <session> <replica>} per line ({@code SessionScripts.ANNOUNCE}). Delivers every announcement, then moves the
+     * position to the batch's last entry, or, if the batch does not start where the position stands, reads the
+     * stream at once. A read already under way when the gap is found may end short of it: the next poll's read
+     * delivers the rest.
+     */
+    private void heard(String batch, BiConsumer<String, String> sessionAndReplica) {
+        int end = batch.indexOf('\n');
+        if (end < 0) {
+            return;
+        }
+        StreamMessageId before = streamId(batch.substring(0, end));
+        StreamMessageId last = null;
+        for (int from = end + 1; from < batch.length(); from = end + 1) {
+            end = batch.indexOf('\n', from);
+            if (end < 0) {
+                end = batch.length();
+            }
+            int space = batch.indexOf(' ', from);
+            if (space < 0 || space >= end) {
+                continue;
+            }
+            deliver(batch.substring(space + 1, end), sessionAndReplica);
+            StreamMessageId id = streamId(batch.substring(from, space));
+            if (id != null && (last == null || after(id, last))) {
                 last = id;
             }
         }
-        position = last;
+        if (!extend(before, last)) {
+            startRead(sessionAndReplica);
+        }
+    }
+
+    /**
+     * Moves the position to {@code last} if every entry after {@code before} up to {@code last} has just been
+     * delivered and the position had reached {@code before}; false when it had not (or {@code before} is unknown),
+     * so that entries between them may have been missed.
+     */
+    private synchronized boolean extend(StreamMessageId before, StreamMessageId last) {
+        if (before == null || after(before, position)) {
+            return false;
+        }
+        if (last != null && after(last, position)) {
+            position = last;
+        }
+        return true;
+    }
+
+    /** Delivers the entries of one stream read and moves the position to the last of them. */
+    private void deliver(Map<StreamMessageId, Map<String, String>> entries,
+                         BiConsumer<String, String> sessionAndReplica) {
+        StreamMessageId last = null;
+        for (Map.Entry<StreamMessageId, Map<String, String>> entry : entries.entrySet()) {
+            deliver(entry.getValue().get(FIELD), sessionAndReplica);
+            StreamMessageId id = entry.getKey();
+            if (last == null || after(id, last)) {
+                last = id;
+            }
+        }
+        entriesRead.add(entries.size());
+        if (last != null) {
+            moveTo(last);
+        }
+    }
+
+    /** The read started at the position, so everything up to {@code last} has now been delivered. */
+    private synchronized void moveTo(StreamMessageId last) {
+        if (after(last, position)) {
+            position = last;
+        }
+    }
+
+    private static boolean after(StreamMessageId a, StreamMessageId b) {
+        return a.getId0() > b.getId0() || a.getId0() == b.getId0() && a.getId1() > b.getId1();
+    }
+
+    /** A stream entry id, {@code <ms>-<seq>}; null for anything else ('-': Redis refused the entry). */
+    static StreamMessageId streamId(String text) {
+        int dash = text.indexOf('-');
+        if (dash <= 0 || dash == text.length() - 1) {
+            return null;
+        }
+        try {
+            return new StreamMessageId(Long.parseUnsignedLong(text.substring(0, dash)),
+                    Long.parseUnsignedLong(text.substring(dash + 1)));
+        } catch (NumberFormatException e) {
+            return null;
+        }
     }
 
     /** One announcement, {@code <session> <replica>}; anything else is skipped. */

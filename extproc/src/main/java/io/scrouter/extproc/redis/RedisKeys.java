@@ -15,8 +15,9 @@ package io.scrouter.extproc.redis;
  *       write their live sessions back.</li>
  *   <li>{@code <p>:bindings} stream (capped at about 200,000 entries): {@code <sessionId> <replicaId>} for every
  *       new binding; every router reads it from its last position, so it learns live sessions before it needs
- *       them (and can keep routing them if Redis goes away), including those announced while it was cut off; {@code <p>:bindings:live} is a pub/sub channel carrying
- *       the same messages at once.</li>
+ *       them (and can keep routing them if Redis goes away), including those announced while it was cut off.
+ *       {@code <p>:bindings:batches} is a pub/sub channel carrying the same entries at once, one message per batch
+ *       with their stream ids, so that a router that heard a batch need not read it from the stream again.</li>
  * </ul>
  * Every command touches one key, so the schema works unchanged on Redis Cluster.
  */
@@ -47,8 +48,12 @@ public record RedisKeys(String prefix) {
         return prefix + ":bindings";
     }
 
-    /** The pub/sub channel on which each new binding is announced at once (the stream covers what it misses). */
+    /**
+     * The pub/sub channel on which each batch of new bindings is announced at once, with the stream entries it
+     * added (the stream covers what the channel misses). Named apart from {@code <p>:bindings:live}, where earlier
+     * versions of the router published one binding per message, without stream ids.
+     */
     public String bindingChannel() {
-        return prefix + ":bindings:live";
+        return prefix + ":bindings:batches";
     }
 }

@@ -66,22 +66,47 @@ public final class SessionScripts {
             end
             return 0""";
 
-    // The writes that follow bindings, a batch of them in one call (FollowUpWrites): KEYS[1] is the feed's stream and
-    // KEYS[2..] the replicas' indexes; ARGV[1] is the feed's channel, ARGV[2] the entries the stream keeps
-    // (approximately), ARGV[3] the stream entry's field and ARGV[4] the announcements, one per line, each published and
-    // appended as one message, as RedisBindingFeed reads it; then, for each index in KEYS order, one argument of score
-    // and member pairs separated by spaces. Packed so, a batch is five or six arguments however many sessions it
-    // carries: the Redis client's work per argument (a buffer, a copy, a type check) cost more than the rest of the
-    // call (loadtest/README.md, "The follow-up batch in a few arguments"). Neither a message nor a member holds a line
-    // break, and a member no space: session ids are UUIDs, and replica ids and driver identities exclude both
-    // (ReplicaAddress, Replica). Each write stands alone (pcall), as in a pipeline: one that Redis refuses (out of
-    // memory, a key of the wrong type) does not stop the others. Runs only where every key lives on one server
-    // (single and Sentinel modes).
-    static final String FOLLOW_UP = """
-            for m in string.gmatch(ARGV[4], '[^\\n]+') do
-              redis.pcall('PUBLISH', ARGV[1], m)
-              redis.pcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', ARGV[3], m)
+    // A batch of announcements, as RedisBindingFeed reads them: KEYS[1] is the feed's stream; ARGV[1] is the feed's
+    // channel, ARGV[2] the entries the stream keeps (approximately), ARGV[3] the stream entry's field and ARGV[4] the
+    // announcements, one per line. Each is appended to the stream as one entry; then the whole batch is published as
+    // one message: first the id of the stream's last entry before the batch ('0-0' for an empty stream, '-' when it
+    // could not be read), then one line per announcement, '<entry id> <announcement>' ('-' for an entry Redis
+    // refused). The script is atomic, so the message lists every entry the stream gained between that first id and
+    // its own last: a router whose position is at or past the first id has, with this message, heard everything up
+    // to its last id, and reads nothing from the stream for it. Each write stands alone (pcall): a refused append
+    // (out of memory, a key of the wrong type) still leaves the announcement on the channel.
+    private static final String ANNOUNCE_BATCH = """
+            if ARGV[4] ~= '' then
+              local before = '-'
+              local tail = redis.pcall('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+              if type(tail) == 'table' and tail.err == nil then
+                before = tail[1] and tail[1][1] or '0-0'
+              end
+              local heard = {before}
+              for m in string.gmatch(ARGV[4], '[^\\n]+') do
+                local id = redis.pcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', ARGV[3], m)
+                if type(id) ~= 'string' then
+                  id = '-'
+                end
+                heard[#heard + 1] = id .. ' ' .. m
+              end
+              redis.pcall('PUBLISH', ARGV[1], table.concat(heard, '\\n'))
             end
+            """;
+
+    // The announcements alone (ANNOUNCE_BATCH), for a Redis Cluster, where the indexes live on other servers.
+    static final String ANNOUNCE = ANNOUNCE_BATCH + "return 0";
+
+    // The writes that follow bindings, a batch of them in one call (FollowUpWrites): the announcements as
+    // ANNOUNCE_BATCH takes them (KEYS[1], ARGV[1..4]), then the replicas' indexes, KEYS[2..], and for each index in
+    // KEYS order one argument of score and member pairs separated by spaces. Packed so, a batch is five or six
+    // arguments however many sessions it carries: the Redis client's work per argument (a buffer, a copy, a type
+    // check) cost more than the rest of the call (loadtest/README.md, "The follow-up batch in a few arguments").
+    // Neither a message nor a member holds a line break, and a member no space: session ids are UUIDs, and replica
+    // ids and driver identities exclude both (ReplicaAddress, Replica). Each write stands alone (pcall), as in a
+    // pipeline: one that Redis refuses does not stop the others. Runs only where every key lives on one server
+    // (single and Sentinel modes).
+    static final String FOLLOW_UP = ANNOUNCE_BATCH + """
             for k = 2, #KEYS do
               local zargs = {}
               for w in string.gmatch(ARGV[3 + k], '%S+') do

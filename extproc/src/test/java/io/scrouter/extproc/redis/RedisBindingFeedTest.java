@@ -116,13 +116,104 @@ class RedisBindingFeedTest {
         });
     }
 
+    @Test
+    void aRouterThatHearsEveryBatchOnTheChannelReadsFromTheStreamOnlyWhatTheChannelNeverCarried() throws Exception {
+        RouterConfig config = ConfigLoader.parse("redis: {address: \"" + redis.address() + "\"}", Map.of());
+        // One entry appended as an earlier version of the router appends it, with nothing on the channel: once the
+        // router has it, its first read is over.
+        appendUnheard("before-start", "r0@d");
+        router = RedisClients.create(config.redis().orElseThrow());
+        RedisBindingFeed feed = new RedisBindingFeed(router, KEYS);
+        feed.catchUp(learned::put);
+        Await.until("the router subscribed and read the stream", Patience.storeCall(config).multipliedBy(3),
+                () -> learned.containsKey("before-start")
+                        && writer.getTopic(KEYS.bindingChannel()).countSubscribers() == 1);
+
+        for (int b = 0; b < 3; b++) {
+            announce(b * 100, 100);
+        }
+        // No catch-up called: these can only have come on the channel.
+        Await.until("the router heard all three batches", Patience.storeCall(config).multipliedBy(3),
+                () -> learned.size() == 301);
+        appendUnheard("after-batches", "r1@d");
+        // Two polls, each with its read, with room for a busy machine.
+        Duration twoPolls = Patience.of(config.pool().pollInterval().multipliedBy(2),
+                config.redis().orElseThrow().timeout().multipliedBy(2));
+        Await.until("a poll read what the channel never carried", twoPolls, () -> {
+            feed.catchUp(learned::put);
+            return learned.containsKey("after-batches") || sleep(config.pool().pollInterval());
+        });
+        assertThat(learned).containsEntry("s0", "r0@d").containsEntry("s299", "r3@d");
+        assertThat(feed.entriesRead()).as("entries delivered from the stream: only the two the channel never carried")
+                .isEqualTo(2);
+    }
+
+    @Test
+    void anEntryTheChannelMissedIsReadAtOnceWhenTheNextBatchDoesNotStartWhereThePositionStands() throws Exception {
+        RouterConfig config = ConfigLoader.parse("redis: {address: \"" + redis.address() + "\"}", Map.of());
+        router = RedisClients.create(config.redis().orElseThrow());
+        RedisBindingFeed feed = new RedisBindingFeed(router, KEYS);
+        feed.catchUp(learned::put);
+        Await.until("the router subscribed", Patience.storeCall(config).multipliedBy(3),
+                () -> writer.getTopic(KEYS.bindingChannel()).countSubscribers() == 1);
+        announce(0, 2);
+        Await.until("the router heard the first batch", Patience.storeCall(config).multipliedBy(3),
+                () -> learned.size() == 2);
+
+        // Missed by the channel (a dropped subscription, or a writer that announces no batches), then a batch that
+        // starts after it. A router that took the batch's last entry as its position would never read it.
+        appendUnheard("missed", "r2@d");
+        announce(2, 2);
+        // No catch-up called, and the poll interval is far away: the gap alone made the router read.
+        Await.until("the router read the missed entry", Patience.storeCall(config).multipliedBy(3),
+                () -> learned.containsKey("missed"));
+        assertThat(learned).containsKeys("s0", "s1", "s2", "s3");
+    }
+
+    @Test
+    void aBatchWhoseAppendsRedisRefusesIsStillHeardOnTheChannel() throws Exception {
+        RouterConfig config = ConfigLoader.parse("redis: {address: \"" + redis.address() + "\"}", Map.of());
+        router = RedisClients.create(config.redis().orElseThrow());
+        RedisBindingFeed feed = new RedisBindingFeed(router, KEYS);
+        feed.catchUp(learned::put);
+        Await.until("the router subscribed", Patience.storeCall(config).multipliedBy(3),
+                () -> writer.getTopic(KEYS.bindingChannel()).countSubscribers() == 1);
+        // The stream's key holds a string: Redis refuses every append (WRONGTYPE), as it refuses writes when out of
+        // memory.
+        assertThat(redis.command("SET", KEYS.bindingFeed(), "not a stream")).isEqualTo("+OK");
+
+        announce(0, 2);
+        Await.until("the router heard both announcements", Patience.storeCall(config).multipliedBy(3),
+                () -> learned.size() == 2);
+        assertThat(learned).containsEntry("s0", "r0@d").containsEntry("s1", "r1@d");
+    }
+
+    /** Appends one entry to the stream as an earlier version of the router did: nothing on the batches' channel. */
+    private static void appendUnheard(String session, String replica) throws IOException {
+        assertThat(redis.command("XADD", KEYS.bindingFeed(), "*", RedisBindingFeed.FIELD,
+                RedisBindingFeed.message(session, replica))).as("appended").matches("[0-9]+-[0-9]+");
+    }
+
+    /** Announces sessions {@code s<from>}... in one batch, as a router's store does. */
+    private static void announce(int from, int n) {
+        StringBuilder messages = new StringBuilder();
+        for (int i = from; i < from + n; i++) {
+            messages.append(RedisBindingFeed.message("s" + i, "r" + i % 4 + "@d")).append('\n');
+        }
+        RBatch batch = writer.createBatch();
+        RedisBindingFeed.append(batch, KEYS, messages.toString());
+        batch.execute();
+    }
+
     /** Appends {@code n} announcements (sessions {@code s0}..., over four replicas) as the routers' stores do. */
     private static void announce(int n) {
         for (int from = 0; from < n; from += 10_000) {
-            RBatch batch = writer.createBatch();
+            StringBuilder messages = new StringBuilder();
             for (int i = from; i < Math.min(n, from + 10_000); i++) {
-                RedisBindingFeed.append(batch, KEYS, "s" + i, "r" + i % 4 + "@d");
+                messages.append(RedisBindingFeed.message("s" + i, "r" + i % 4 + "@d")).append('\n');
             }
+            RBatch batch = writer.createBatch();
+            RedisBindingFeed.append(batch, KEYS, messages.toString());
             batch.execute();
         }
     }
