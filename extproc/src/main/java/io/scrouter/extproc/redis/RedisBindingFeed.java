@@ -33,13 +33,15 @@ import java.util.function.BiConsumer;
  * heard on the channel names the stream's last entry before it and the entry it gave each announcement; the script
  * that wrote them is atomic, so if the position had reached that entry before, the batch holds every entry up to
  * its own last, and the position moves there. A router that hears every batch therefore finds nothing new on its
- * poll's read: when each read also delivered every announcement the channel had carried, handing those entries to
- * the near-cache held the event loop that answers Envoy for a millisecond at a time, a quarter to a third of two
- * routers' new-session p99 (loadtest/README.md, "The feed's stream reads"). A batch whose entry before lies past
- * the position means the channel missed something (a dropped subscription, or a writer that does not announce
- * batches, such as an earlier version of the router during a rollout): the stream is read at once from the
- * position. A drop the router never notices costs nothing either: the position stays where it was, and the next
- * poll's read delivers what the channel missed.
+ * poll's read. When each read also delivered every announcement the channel had carried, handing those entries to
+ * the near-cache held the event loop that answers Envoy for a millisecond at a time: a quarter to a third of two
+ * routers' new-session p99 with the follow-up batches coalesced (loadtest/README.md, "The follow-up batch sent with
+ * the next {@code SET}"; as built, "The feed's stream reads: each batch heard with its stream ids").
+ *
+ * <p>A batch whose entry before lies past the position means the channel missed something (a dropped subscription,
+ * or a writer that does not announce batches, such as an earlier version of the router during a rollout): the
+ * stream is read at once from the position. A drop the router never notices costs nothing either: the position
+ * stays where it was, and the next poll's read delivers what the channel missed.
  */
 public final class RedisBindingFeed implements BindingFeed {
 
