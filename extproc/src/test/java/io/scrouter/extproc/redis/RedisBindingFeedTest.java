@@ -118,16 +118,13 @@ class RedisBindingFeedTest {
 
     @Test
     void aRouterThatHearsEveryBatchOnTheChannelReadsFromTheStreamOnlyWhatTheChannelNeverCarried() throws Exception {
-        RouterConfig config = ConfigLoader.parse("redis: {address: \"" + redis.address() + "\"}", Map.of());
+        RouterConfig config = production();
         // One entry appended as an earlier version of the router appends it, with nothing on the channel: once the
         // router has it, its first read is over.
         appendUnheard("before-start", "r0@d");
-        router = RedisClients.create(config.redis().orElseThrow());
-        RedisBindingFeed feed = new RedisBindingFeed(router, KEYS);
-        feed.catchUp(learned::put);
-        Await.until("the router subscribed and read the stream", Patience.storeCall(config).multipliedBy(3),
-                () -> learned.containsKey("before-start")
-                        && writer.getTopic(KEYS.bindingChannel()).countSubscribers() == 1);
+        RedisBindingFeed feed = subscribedRouter(config);
+        Await.until("the router read the stream", Patience.storeCall(config).multipliedBy(3),
+                () -> learned.containsKey("before-start"));
 
         for (int b = 0; b < 3; b++) {
             announce(b * 100, 100);
@@ -150,12 +147,8 @@ class RedisBindingFeedTest {
 
     @Test
     void anEntryTheChannelMissedIsReadAtOnceWhenTheNextBatchDoesNotStartWhereThePositionStands() throws Exception {
-        RouterConfig config = ConfigLoader.parse("redis: {address: \"" + redis.address() + "\"}", Map.of());
-        router = RedisClients.create(config.redis().orElseThrow());
-        RedisBindingFeed feed = new RedisBindingFeed(router, KEYS);
-        feed.catchUp(learned::put);
-        Await.until("the router subscribed", Patience.storeCall(config).multipliedBy(3),
-                () -> writer.getTopic(KEYS.bindingChannel()).countSubscribers() == 1);
+        RouterConfig config = production();
+        subscribedRouter(config);
         announce(0, 2);
         Await.until("the router heard the first batch", Patience.storeCall(config).multipliedBy(3),
                 () -> learned.size() == 2);
@@ -172,12 +165,8 @@ class RedisBindingFeedTest {
 
     @Test
     void aBatchWhoseAppendsRedisRefusesIsStillHeardOnTheChannel() throws Exception {
-        RouterConfig config = ConfigLoader.parse("redis: {address: \"" + redis.address() + "\"}", Map.of());
-        router = RedisClients.create(config.redis().orElseThrow());
-        RedisBindingFeed feed = new RedisBindingFeed(router, KEYS);
-        feed.catchUp(learned::put);
-        Await.until("the router subscribed", Patience.storeCall(config).multipliedBy(3),
-                () -> writer.getTopic(KEYS.bindingChannel()).countSubscribers() == 1);
+        RouterConfig config = production();
+        subscribedRouter(config);
         // The stream's key holds a string: Redis refuses every append (WRONGTYPE), as it refuses writes when out of
         // memory.
         assertThat(redis.command("SET", KEYS.bindingFeed(), "not a stream")).isEqualTo("+OK");
@@ -186,6 +175,21 @@ class RedisBindingFeedTest {
         Await.until("the router heard both announcements", Patience.storeCall(config).multipliedBy(3),
                 () -> learned.size() == 2);
         assertThat(learned).containsEntry("s0", "r0@d").containsEntry("s1", "r1@d");
+    }
+
+    /** A router's settings as production's defaults have them, on this test's Redis. */
+    private static RouterConfig production() {
+        return ConfigLoader.parse("redis: {address: \"" + redis.address() + "\"}", Map.of());
+    }
+
+    /** A router's feed that has caught up once and whose subscription to the channel is in place. */
+    private RedisBindingFeed subscribedRouter(RouterConfig config) {
+        router = RedisClients.create(config.redis().orElseThrow());
+        RedisBindingFeed feed = new RedisBindingFeed(router, KEYS);
+        feed.catchUp(learned::put);
+        Await.until("the router subscribed", Patience.storeCall(config).multipliedBy(3),
+                () -> writer.getTopic(KEYS.bindingChannel()).countSubscribers() == 1);
+        return feed;
     }
 
     /** Appends one entry to the stream as an earlier version of the router did: nothing on the batches' channel. */
