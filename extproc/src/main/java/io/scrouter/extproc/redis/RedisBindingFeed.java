@@ -218,8 +218,8 @@ public final class RedisBindingFeed implements BindingFeed {
         if (before == null || after(before, position)) {
             return false;
         }
-        if (last != null && after(last, position)) {
-            position = last;
+        if (last != null) {
+            moveTo(last);
         }
         return true;
     }
@@ -241,7 +241,7 @@ public final class RedisBindingFeed implements BindingFeed {
         }
     }
 
-    /** The read started at the position, so everything up to {@code last} has now been delivered. */
+    /** Moves the position forward to {@code last}, every entry up to which has now been delivered. */
     private synchronized void moveTo(StreamMessageId last) {
         if (after(last, position)) {
             position = last;
@@ -253,7 +253,7 @@ public final class RedisBindingFeed implements BindingFeed {
     }
 
     /** A stream entry id, {@code <ms>-<seq>}; null for anything else ('-': Redis refused the entry). */
-    static StreamMessageId streamId(String text) {
+    private static StreamMessageId streamId(String text) {
         int dash = text.indexOf('-');
         if (dash <= 0 || dash == text.length() - 1) {
             return null;
