@@ -4,6 +4,7 @@ import io.scrouter.extproc.config.RouterConfig;
 import io.scrouter.extproc.pool.InstanceStore;
 import io.scrouter.extproc.pool.Replica;
 import io.scrouter.extproc.pool.StaticInstanceStore;
+import io.scrouter.extproc.redis.PipelinedConnections;
 import io.scrouter.extproc.redis.RedisBindingFeed;
 import io.scrouter.extproc.redis.RedisClients;
 import io.scrouter.extproc.redis.RedisInstanceStore;
@@ -41,8 +42,13 @@ record Stores(RedissonClient redis, SessionStore sessions, InstanceStore instanc
             RedissonClient redis = RedisClients.create(r, io == null ? null : io.group());
             // On the shared event loop the writes that follow bindings go out together, gathered for
             // redis.followUpGather.
+            // In single mode a new session's SET, and the follow-up batches with it, go out on one pipelined
+            // connection per event loop (PipelinedConnection says why); everything else stays on Redisson.
+            PipelinedConnections pipelined = io == null ? null : PipelinedConnections.forSettings(r, io.group());
             SessionStore sessions = io == null ? new RedisSessionStore(redis, keys, ttls, clock)
-                    : new RedisSessionStore(redis, keys, ttls, clock, io.group().next(), r.followUpGather());
+                    : pipelined == null
+                    ? new RedisSessionStore(redis, keys, ttls, clock, io.group().next(), r.followUpGather())
+                    : new RedisSessionStore(redis, keys, ttls, clock, io.group().next(), r.followUpGather(), pipelined);
             return new Stores(redis, new ObservedSessionStore(sessions, observer), new RedisInstanceStore(redis, keys),
                     new RedisBindingFeed(redis, keys));
         }

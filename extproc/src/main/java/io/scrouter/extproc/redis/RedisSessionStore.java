@@ -4,6 +4,7 @@ import io.scrouter.extproc.session.Binding;
 import io.scrouter.extproc.session.Lookup;
 import io.scrouter.extproc.session.SessionStore;
 import io.scrouter.extproc.session.SessionTtls;
+import io.netty.channel.EventLoop;
 import org.redisson.api.BatchResult;
 import org.redisson.api.RBatch;
 import org.redisson.api.RBucket;
@@ -59,6 +60,9 @@ public final class RedisSessionStore implements SessionStore {
     private final LongSupplier clock;
     private final FollowUpWrites followUps;
     private final ReplicaEviction eviction;
+    /** Where a new session's {@code SET} goes out, or null: through Redisson. */
+    private final PipelinedConnections pipelined;
+    private final EventLoop eventLoop;
 
     /** A store that sends each binding's index and feed writes as they come. */
     public RedisSessionStore(RedissonClient redis, RedisKeys keys, SessionTtls ttls, LongSupplier clockMillis) {
@@ -72,18 +76,31 @@ public final class RedisSessionStore implements SessionStore {
     public RedisSessionStore(RedissonClient redis, RedisKeys keys, SessionTtls ttls, LongSupplier clockMillis,
                              ScheduledExecutorService eventLoop, Duration gather) {
         this(redis, keys, ttls, clockMillis,
-                new FollowUpWrites(redis, keys, eventLoop, FollowUpWrites.gathered(eventLoop, gather)));
+                new FollowUpWrites(redis, keys, eventLoop, FollowUpWrites.gathered(eventLoop, gather)), null, null);
+    }
+
+    /**
+     * A router's store in single mode: a new session's {@code SET} goes out on {@code pipelined}, on the connection of
+     * the loop the call is made on, and the writes that follow bindings go out on {@code eventLoop}'s connection, with
+     * the next {@code SET} made on that loop or after {@code gather} ({@link PipelinedConnection}).
+     */
+    public RedisSessionStore(RedissonClient redis, RedisKeys keys, SessionTtls ttls, LongSupplier clockMillis,
+                             EventLoop eventLoop, Duration gather, PipelinedConnections pipelined) {
+        this(redis, keys, ttls, clockMillis,
+                new FollowUpWrites(redis, keys, eventLoop, gather, pipelined.of(eventLoop)), pipelined, eventLoop);
     }
 
     /** @param followUpFlushes sends the writes that follow bindings, what was added before each run of it together */
     public RedisSessionStore(RedissonClient redis, RedisKeys keys, SessionTtls ttls, LongSupplier clockMillis,
                              Executor followUpFlushes) {
-        this(redis, keys, ttls, clockMillis, new FollowUpWrites(redis, keys, followUpFlushes));
+        this(redis, keys, ttls, clockMillis, new FollowUpWrites(redis, keys, followUpFlushes), null, null);
     }
 
     private RedisSessionStore(RedissonClient redis, RedisKeys keys, SessionTtls ttls, LongSupplier clockMillis,
-                              FollowUpWrites followUps) {
+                              FollowUpWrites followUps, PipelinedConnections pipelined, EventLoop eventLoop) {
         this.redis = redis;
+        this.pipelined = pipelined;
+        this.eventLoop = eventLoop;
         this.followUps = followUps;
         this.keys = keys;
         this.idleTtl = ttls.idle();
@@ -140,7 +157,7 @@ public final class RedisSessionStore implements SessionStore {
     @Override
     public CompletableFuture<Lookup> findOrBind(String sessionId, String replicaIfNew) {
         CompletableFuture<Lookup> answer = new CompletableFuture<>();
-        bucket(sessionId).setIfAbsentAsync(replicaIfNew, idleTtl).whenComplete((bound, error) -> {
+        setIfAbsent(sessionId, replicaIfNew).whenComplete((bound, error) -> {
             if (error != null) {
                 answer.completeExceptionally(error);
             } else if (answer.isDone()) {
@@ -159,6 +176,20 @@ public final class RedisSessionStore implements SessionStore {
             }
         });
         return answer;
+    }
+
+    /**
+     * {@code SET key value NX PX ttl}: true if it bound the session. On the pipelined connection of the calling loop
+     * where there is one, carrying the follow-up batch that waits for its window on that connection.
+     */
+    private CompletableFuture<Boolean> setIfAbsent(String sessionId, String replica) {
+        PipelinedConnection connection = pipelined == null ? null : pipelined.current(eventLoop);
+        if (connection == null) {
+            return bucket(sessionId).setIfAbsentAsync(replica, idleTtl).toCompletableFuture();
+        }
+        followUps.rideAlong(connection);
+        return connection.call("SET", keys.session(sessionId), replica, "PX", Long.toString(idleTtl.toMillis()), "NX")
+                .thenApply(reply -> reply != null);
     }
 
     /** Indexes and, if new, announces what the reply says the session is bound to, then answers with it. */

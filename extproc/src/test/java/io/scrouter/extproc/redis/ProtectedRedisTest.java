@@ -76,7 +76,21 @@ class ProtectedRedisTest {
     void rightPasswordRoutesAndTwoRoutersAgree() throws Exception {
         try (TopologyRig rig = rig(redis.address())) {
             new RoutingChecks(rig, rig.startRouter(), rig.startRouter()).all();
+            assertNewSessionsWentOutOnThePipelinedConnection();
         }
+    }
+
+    /**
+     * The routers' new sessions went out on their pipelined connections ({@code PipelinedConnection}), which
+     * authenticated (and, over TLS, shook hands) on their own: Redis lists them by name, last busy with a new
+     * session's SET or a follow-up batch.
+     */
+    private static void assertNewSessionsWentOutOnThePipelinedConnection() throws Exception {
+        java.util.List<String> named = java.util.Arrays.stream(String.valueOf(redis.reply("CLIENT", "LIST"))
+                        .split("\r?\n"))
+                .filter(line -> line.contains(" name=" + PipelinedConnection.CLIENT_NAME + " ")).toList();
+        assertThat(named).as("the routers' pipelined connections in CLIENT LIST").isNotEmpty()
+                .anyMatch(line -> line.contains(" cmd=set ") || line.contains(" cmd=evalsha "));
     }
 
     @Test
@@ -136,6 +150,7 @@ class ProtectedRedisTest {
             checks.poolComesFromTheInstanceStore();
             checks.newSessionIsPlacedAndBoundInRedis();
             checks.routersAgreeOnSimultaneousNewSessions();
+            assertNewSessionsWentOutOnThePipelinedConnection();
             // The routers reached Redis over TLS only: the TLS port speaks nothing else, and the plain one is
             // not in their configuration.
             assertThat(rig.redisSettings().addresses()).containsExactly("rediss://127.0.0.1:" + tlsPort);
