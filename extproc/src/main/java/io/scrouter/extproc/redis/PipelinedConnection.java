@@ -29,6 +29,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -61,7 +62,13 @@ import java.util.concurrent.TimeUnit;
  *       deadline, the backstop is checked only after the loop has read its sockets once more: a reply that arrived
  *       while the router was paused (a GC pause) is taken, not mistaken for a hung Redis.</li>
  *   <li><b>Bounded.</b> At most {@link #MAX_WAITING} commands wait for replies; more fail at once.</li>
+ *   <li><b>Holds off after a refusal.</b> A connect refused, a TLS handshake or a password refused, or a connection
+ *       closed before its first reply makes calls fail at once for {@link #CONNECT_RETRY_MILLIS}, with the reason,
+ *       instead of each opening a connection.</li>
  * </ul>
+ *
+ * <p>Not done: a host name in {@code redis.address} is resolved by the JVM's resolver as a connection opens, on the
+ * event loop (the JVM caches answers, 30 s by default); connections open at start and after a loss only.
  *
  * <p>All its state is touched on its event loop only; a call from another thread is handed to the loop.
  */
@@ -107,6 +114,8 @@ final class PipelinedConnection {
     private final long connectTimeoutMillis;
     private final long backstopNanos;
     private final String name;
+    /** Scripts loaded at each connect, for {@code EVALSHA}. */
+    private final List<String> scripts;
 
     /** The open (or opening) connection, or null. */
     private Channel channel;
@@ -120,12 +129,19 @@ final class PipelinedConnection {
     private long connectFailedNanos;
     /** Why the connection went, for the commands it fails. */
     private IOException closeReason;
+    /** True once the current connection has sent a reply. */
+    private boolean answered;
+    /** Made at the first TLS connect, with the JVM's trust store as it is then. */
+    private SslContext sslContext;
 
     /**
      * @param address {@code redis://host:port} or {@code rediss://host:port} (TLS)
+     * @param scripts scripts to load ({@code SCRIPT LOAD}) at each connect, before any command
      */
-    PipelinedConnection(EventLoop loop, String address, String password, int database, long timeoutMillis) {
+    PipelinedConnection(EventLoop loop, String address, String password, int database, long timeoutMillis,
+                        List<String> scripts) {
         URI uri = URI.create(address);
+        this.scripts = List.copyOf(scripts);
         this.loop = loop;
         this.host = uri.getHost();
         this.port = uri.getPort() < 0 ? 6379 : uri.getPort();
@@ -135,6 +151,14 @@ final class PipelinedConnection {
         this.connectTimeoutMillis = Math.max(timeoutMillis, 1000);
         this.backstopNanos = TimeUnit.MILLISECONDS.toNanos(RedisClients.backstopMillis((int) timeoutMillis));
         this.name = (tls ? "rediss://" : "redis://") + host + ":" + port;
+    }
+
+    /** The TLS set-up for a {@code rediss://} address, made once; null for plain TCP. */
+    private SslContext tls() throws SSLException {
+        if (tls && sslContext == null) {
+            sslContext = SslContextBuilder.forClient().build();
+        }
+        return sslContext;
     }
 
     /** True on the event loop that owns this connection. */
@@ -151,7 +175,12 @@ final class PipelinedConnection {
         if (loop.inEventLoop()) {
             send(reply, words, true);
         } else {
-            loop.execute(() -> send(reply, words, true));
+            try {
+                loop.execute(() -> send(reply, words, true));
+            } catch (RejectedExecutionException stopping) {
+                reply.completeExceptionally(new IOException("the router is stopping: its connection to Redis at "
+                        + name + " is closed", stopping));
+            }
         }
         return reply;
     }
@@ -209,13 +238,14 @@ final class PipelinedConnection {
         }
         SslContext ssl;
         try {
-            ssl = tls ? SslContextBuilder.forClient().build() : null;
+            ssl = tls();
         } catch (SSLException e) {
             connectFailed(new IOException("cannot set up TLS for Redis at " + name + ": " + e.getMessage(), e));
             return false;
         }
         closeReason = null;
         ready = false;
+        answered = false;
         ChannelFuture connecting = new Bootstrap().group(loop).channel(NioSocketChannel.class)
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) connectTimeoutMillis)
@@ -256,6 +286,10 @@ final class PipelinedConnection {
             }
             // Named, for an operator's CLIENT LIST; a server or proxy that refuses CLIENT SETNAME is still used.
             setUp.add(setUp(new String[]{"CLIENT", "SETNAME", CLIENT_NAME}, null));
+            // The scripts sent by EVALSHA, loaded ahead of them: a restarted Redis holds none.
+            for (String script : scripts) {
+                setUp.add(setUp(new String[]{"SCRIPT", "LOAD", script}, null));
+            }
             for (int i = setUp.size() - 1; i >= 0; i--) {
                 waiting.addFirst(setUp.get(i));
             }
@@ -277,54 +311,81 @@ final class PipelinedConnection {
         ch.write(encode(ch.alloc(), words), ch.voidPromise());
         reply.whenComplete((r, e) -> {
             if (e != null && refused != null && ch == channel) {
-                closeWith(new IOException("Redis at " + name + ": " + refused + " (" + e.getMessage() + ")"));
+                IOException why = new IOException("Redis at " + name + ": " + refused + " (" + e.getMessage() + ")");
+                // A configuration Redis refuses: calls fail at once for a while instead of each connecting again.
+                closeWith(why);
+                holdConnectsAfter(why);
             }
         });
         return new Waiting(reply, System.nanoTime());
     }
 
-    private void connectFailed(IOException why) {
+    /** Calls fail at once with {@code why} for {@link #CONNECT_RETRY_MILLIS} instead of each connecting again. */
+    private void holdConnectsAfter(IOException why) {
         connectFailure = why;
         connectFailedNanos = System.nanoTime();
+    }
+
+    private void connectFailed(IOException why) {
+        holdConnectsAfter(why);
         Channel failed = channel;
-        channel = null;
-        ready = false;
-        beforeReady.forEach(ReferenceCountUtil::safeRelease);
-        beforeReady.clear();
+        forget();
         failAll(why);
         if (failed != null) {
             failed.close();
         }
     }
 
-    /** Closes the connection; every command still waiting fails with {@code why}, and the next call reconnects. */
+    /**
+     * Closes the connection; every command still waiting fails with {@code why}, and the next call reconnects. The
+     * connection is forgotten before it is closed: closing a connection still being opened fails its connect at once,
+     * and that listener must find it no longer current.
+     */
     private void closeWith(IOException why) {
         Channel ch = channel;
         if (ch == null) {
             return;
         }
         closeReason = why;
-        ch.close();
         lost(ch);
+        ch.close();
     }
 
-    /** The connection {@code ch} is gone: fail what waits on it and forget it, if it is still the current one. */
+    /**
+     * The connection {@code ch} is gone: fail what waits on it and forget it, if it is still the current one. A
+     * connection that never answered (a TLS handshake refused, a Redis hung from the start) holds further connects
+     * back as a failed connect does.
+     */
     private void lost(Channel ch) {
         if (ch != channel) {
             return;
         }
+        IOException why = closeReason != null ? closeReason
+                : new IOException("connection to Redis at " + name + " closed with " + waiting.size()
+                + " commands unanswered");
+        if (!answered) {
+            holdConnectsAfter(why);
+        }
+        forget();
+        failAll(why);
+    }
+
+    /** No current connection: what the next call needs to open a new one. */
+    private void forget() {
         channel = null;
         ready = false;
         beforeReady.forEach(ReferenceCountUtil::safeRelease);
         beforeReady.clear();
-        IOException why = closeReason != null ? closeReason
-                : new IOException("connection to Redis at " + name + " closed with " + waiting.size()
-                + " commands unanswered");
-        failAll(why);
     }
 
+    /**
+     * Fails every waiting command. The queue is emptied first: a caller's callback may make a new call at once,
+     * which opens the next connection and queues there, and must not be taken for one of these.
+     */
     private void failAll(IOException why) {
-        for (Waiting w; (w = waiting.poll()) != null; ) {
+        List<Waiting> failed = new ArrayList<>(waiting);
+        waiting.clear();
+        for (Waiting w : failed) {
             w.reply().completeExceptionally(why);
         }
     }
@@ -379,6 +440,7 @@ final class PipelinedConnection {
             if (ctx.channel() != channel) {
                 return;
             }
+            answered = true;
             Waiting w = waiting.poll();
             if (w == null) {
                 closeWith(new IOException("Redis at " + name + " sent a reply to no command"));

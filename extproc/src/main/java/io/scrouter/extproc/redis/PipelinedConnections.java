@@ -25,7 +25,7 @@ public final class PipelinedConnections {
             EventLoop loop = (EventLoop) e;
             loops.add(loop);
             connections.add(new PipelinedConnection(loop, settings.addresses().get(0), settings.password(),
-                    settings.database(), settings.timeout().toMillis()));
+                    settings.database(), settings.timeout().toMillis(), List.of(SessionScripts.FOLLOW_UP)));
         }
     }
 

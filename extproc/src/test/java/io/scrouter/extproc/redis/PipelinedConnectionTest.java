@@ -59,7 +59,7 @@ class PipelinedConnectionTest {
     }
 
     private PipelinedConnection connection(String password, int database) {
-        return new PipelinedConnection(loop, redis.address(), password, database, TIMEOUT_MILLIS);
+        return new PipelinedConnection(loop, redis.address(), password, database, TIMEOUT_MILLIS, List.of());
     }
 
     /** Runs {@code calls} on the connection's loop, in one task, and returns their replies' futures. */
@@ -139,14 +139,7 @@ class PipelinedConnectionTest {
                 return e.getMessage().contains("cannot connect to Redis at " + redis.address());
             }
         });
-        long refusedAt = System.nanoTime();
-        CompletableFuture<Object> soonAfter = c.call("PING");
-        assertThatThrownBy(() -> get(soonAfter)).isInstanceOf(ExecutionException.class)
-                .hasMessageContaining("cannot connect to Redis at " + redis.address());
-        if (System.nanoTime() - refusedAt < TimeUnit.MILLISECONDS.toNanos(PipelinedConnection.CONNECT_RETRY_MILLIS)) {
-            assertThat(soonAfter).as("refused within the retry interval: by the last attempt, without a new one")
-                    .isCompletedExceptionally();
-        }
+        assertFailsAtOnceWithTheLastReason(c, "cannot connect to Redis at " + redis.address());
         redis.restart();
         Await.untilChecked("calls succeed once Redis is back", BOUND.plusMillis(PipelinedConnection.CONNECT_RETRY_MILLIS),
                 () -> {
@@ -209,9 +202,45 @@ class PipelinedConnectionTest {
         PipelinedConnection wrong = connection("not-the-password", 0);
         assertThatThrownBy(() -> get(wrong.call("PING"))).isInstanceOf(ExecutionException.class)
                 .hasMessageContaining("redis.password was refused");
+        assertFailsAtOnceWithTheLastReason(wrong, "redis.password was refused");
         PipelinedConnection none = connection(null, 0);
         assertThatThrownBy(() -> get(none.call("PING"))).isInstanceOf(ExecutionException.class)
                 .hasMessageContaining("NOAUTH");
+    }
+
+    /**
+     * A call made right after a refusal fails before the loop runs anything else, with the refusal's reason: no new
+     * connection is tried until {@link PipelinedConnection#CONNECT_RETRY_MILLIS} has passed. (A machine slow enough to
+     * reach this call after that interval tries again, and is not checked.)
+     */
+    private void assertFailsAtOnceWithTheLastReason(PipelinedConnection c, String reason) throws Exception {
+        long refusedAt = System.nanoTime();
+        CompletableFuture<Object> soonAfter = onLoop(() -> c.call("PING"));
+        if (System.nanoTime() - refusedAt < TimeUnit.MILLISECONDS.toNanos(PipelinedConnection.CONNECT_RETRY_MILLIS)) {
+            assertThat(soonAfter).as("failed in the call itself, without a new connection").isCompletedExceptionally();
+            assertThatThrownBy(() -> get(soonAfter)).hasMessageContaining(reason);
+        }
+    }
+
+    @Test
+    void aCallMadeFromAFailedCallersCallbackGetsItsOwnReplyOnTheNextConnection() throws Exception {
+        redis = RedisProcess.start();
+        PipelinedConnection c = connection(null, 0);
+        CompletableFuture<Object> retried = new CompletableFuture<>();
+        CompletableFuture<Object> blocked = c.call("BLPOP", "never", "0");
+        // As a follow-up batch chained behind a failed one does: a new call from inside the failure's callback.
+        blocked.whenComplete((r, e) -> c.call("SET", "from-callback", "1").whenComplete((r2, e2) -> {
+            if (e2 != null) {
+                retried.completeExceptionally(e2);
+            } else {
+                retried.complete(r2);
+            }
+        }));
+        Await.untilChecked("the BLPOP waits in Redis", BOUND, () -> blockedClients() == 1);
+        redis.reply("CLIENT", "KILL", "TYPE", "normal");
+        assertThatThrownBy(() -> get(blocked)).isInstanceOf(ExecutionException.class);
+        assertThat(get(retried)).as("the callback's SET, answered on the new connection").isEqualTo("OK");
+        assertThat(get(c.call("GET", "from-callback"))).as("the next call's own reply, not the SET's").isEqualTo("1");
     }
 
     private long clients() throws Exception {
