@@ -388,7 +388,7 @@ final class FollowUpWrites {
 
     private static boolean noScript(Throwable error) {
         for (Throwable t = error; t != null; t = t.getCause()) {
-            if (t instanceof PipelinedConnection.ErrorReply && String.valueOf(t.getMessage()).startsWith("NOSCRIPT")) {
+            if (t instanceof Resp2.ErrorReply && String.valueOf(t.getMessage()).startsWith("NOSCRIPT")) {
                 return true;
             }
         }

@@ -2,7 +2,6 @@ package io.scrouter.extproc.redis;
 
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
@@ -12,11 +11,9 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
-import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslHandler;
-import io.netty.util.ByteProcessor;
 import io.netty.util.ReferenceCountUtil;
 
 import javax.net.ssl.SSLEngine;
@@ -24,7 +21,6 @@ import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLParameters;
 import java.io.IOException;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -82,13 +78,6 @@ final class PipelinedConnection {
 
     /** After a failed connect, calls fail at once for this long instead of each trying again. */
     static final long CONNECT_RETRY_MILLIS = 1000;
-
-    /** A {@code -ERR ...} reply: Redis refused the command. */
-    static final class ErrorReply extends IOException {
-        ErrorReply(String message) {
-            super(message);
-        }
-    }
 
     /**
      * No reply within the backstop. The simple name says "Timeout", which the router's store guard reads as the
@@ -168,7 +157,7 @@ final class PipelinedConnection {
 
     /**
      * Sends one command and flushes the socket, with anything {@link #write} queued before it. The reply is a String
-     * (simple or bulk), a Long, a List, or null (nil); an error reply fails the future with {@link ErrorReply}.
+     * (simple or bulk), a Long, a List, or null (nil); an error reply fails the future with {@link Resp2.ErrorReply}.
      */
     CompletableFuture<Object> call(String... words) {
         CompletableFuture<Object> reply = new CompletableFuture<>();
@@ -211,7 +200,7 @@ final class PipelinedConnection {
             return;
         }
         waiting.add(new Waiting(reply, System.nanoTime()));
-        ByteBuf command = encode(channel.alloc(), words);
+        ByteBuf command = Resp2.encode(channel.alloc(), words);
         if (ready) {
             if (flush) {
                 channel.writeAndFlush(command, channel.voidPromise());
@@ -259,7 +248,7 @@ final class PipelinedConnection {
                             engine.setSSLParameters(params);
                             c.pipeline().addLast(new SslHandler(engine));
                         }
-                        c.pipeline().addLast(new Decoder(), new Replies());
+                        c.pipeline().addLast(new Resp2.Decoder(), new Replies());
                     }
                 })
                 .connect(host, port);
@@ -308,7 +297,7 @@ final class PipelinedConnection {
     private Waiting setUp(String[] words, String refused) {
         CompletableFuture<Object> reply = new CompletableFuture<>();
         Channel ch = channel;
-        ch.write(encode(ch.alloc(), words), ch.voidPromise());
+        ch.write(Resp2.encode(ch.alloc(), words), ch.voidPromise());
         reply.whenComplete((r, e) -> {
             if (e != null && refused != null && ch == channel) {
                 IOException why = new IOException("Redis at " + name + ": " + refused + " (" + e.getMessage() + ")");
@@ -446,10 +435,10 @@ final class PipelinedConnection {
                 closeWith(new IOException("Redis at " + name + " sent a reply to no command"));
                 return;
             }
-            if (reply instanceof ErrorReply e) {
+            if (reply instanceof Resp2.ErrorReply e) {
                 w.reply().completeExceptionally(e);
             } else {
-                w.reply().complete(reply == Nil.NIL ? null : reply);
+                w.reply().complete(Resp2.value(reply));
             }
         }
 
@@ -465,100 +454,5 @@ final class PipelinedConnection {
         public void channelInactive(ChannelHandlerContext ctx) {
             lost(ctx.channel());
         }
-    }
-
-    static ByteBuf encode(ByteBufAllocator alloc, String... words) {
-        ByteBuf b = alloc.buffer();
-        b.writeByte('*').writeCharSequence(Integer.toString(words.length), StandardCharsets.US_ASCII);
-        b.writeShort(('\r' << 8) | '\n');
-        for (String w : words) {
-            byte[] bytes = w.getBytes(StandardCharsets.UTF_8);
-            b.writeByte('$').writeCharSequence(Integer.toString(bytes.length), StandardCharsets.US_ASCII);
-            b.writeShort(('\r' << 8) | '\n');
-            b.writeBytes(bytes).writeShort(('\r' << 8) | '\n');
-        }
-        return b;
-    }
-
-    /** Netty passes no null messages on: a nil reply travels as this and reaches the caller as null. */
-    private enum Nil { NIL }
-
-    private static final Object INCOMPLETE = new Object();
-
-    /** RESP2 replies, one message each; a reply split across reads waits for the rest. */
-    static final class Decoder extends ByteToMessageDecoder {
-        @Override
-        protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
-            while (in.isReadable()) {
-                int start = in.readerIndex();
-                Object reply = parse(in);
-                if (reply == INCOMPLETE) {
-                    in.readerIndex(start);
-                    return;
-                }
-                out.add(reply == null ? Nil.NIL : reply);
-            }
-        }
-    }
-
-    private static Object parse(ByteBuf in) {
-        String line = line(in);
-        if (line == null || line.isEmpty()) {
-            return line == null ? INCOMPLETE : protocolError(line);
-        }
-        String rest = line.substring(1);
-        switch (line.charAt(0)) {
-            case '+':
-                return rest;
-            case '-':
-                return new ErrorReply(rest);
-            case ':':
-                return Long.parseLong(rest);
-            case '$': {
-                int length = Integer.parseInt(rest);
-                if (length < 0) {
-                    return null;
-                }
-                if (in.readableBytes() < length + 2) {
-                    return INCOMPLETE;
-                }
-                String s = in.toString(in.readerIndex(), length, StandardCharsets.UTF_8);
-                in.skipBytes(length + 2);
-                return s;
-            }
-            case '*': {
-                int n = Integer.parseInt(rest);
-                if (n < 0) {
-                    return null;
-                }
-                List<Object> items = new ArrayList<>(n);
-                for (int i = 0; i < n; i++) {
-                    Object item = parse(in);
-                    if (item == INCOMPLETE) {
-                        return INCOMPLETE;
-                    }
-                    items.add(item);
-                }
-                return items;
-            }
-            default:
-                return protocolError(line);
-        }
-    }
-
-    private static Object protocolError(String line) {
-        throw new IllegalStateException("not a RESP2 reply: '" + line + "'");
-    }
-
-    /** The next line without its CRLF, consumed; null when the line is not complete yet. */
-    private static String line(ByteBuf in) {
-        int lf = in.forEachByte(ByteProcessor.FIND_LF);
-        if (lf < 0) {
-            return null;
-        }
-        int length = lf - in.readerIndex() - 1;
-        String line = length < 0 ? "" : in.toString(in.readerIndex(), length, StandardCharsets.UTF_8);
-        in.readerIndex(lf + 1);
-        return line;
     }
 }

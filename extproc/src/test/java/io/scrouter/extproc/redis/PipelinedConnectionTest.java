@@ -91,7 +91,7 @@ class PipelinedConnectionTest {
         CompletableFuture<Object> after = c.call("GET", "taken");
         assertThat(get(refused)).as("SET NX on a key that exists: nil").isNull();
         assertThatThrownBy(() -> get(wrongType)).isInstanceOf(ExecutionException.class)
-                .hasCauseInstanceOf(PipelinedConnection.ErrorReply.class).hasMessageContaining("not an integer");
+                .hasCauseInstanceOf(Resp2.ErrorReply.class).hasMessageContaining("not an integer");
         assertThat(get(after)).as("an error reply takes its own place, not the next one's").isEqualTo("x");
         // Every one of those 2,003 commands on one connection.
         assertThat(clients()).as("connections Redis sees: ours and this check's").isEqualTo(2);
@@ -115,13 +115,11 @@ class PipelinedConnectionTest {
     void aConnectionRedisClosesFailsWhatWaitsAndTheNextCallConnectsAgain() throws Exception {
         redis = RedisProcess.start();
         PipelinedConnection c = connection(null, 0);
-        CompletableFuture<Object> blocked = c.call("BLPOP", "never", "0");
-        Await.untilChecked("the BLPOP waits in Redis", BOUND, () -> blockedClients() == 1);
+        CompletableFuture<Object> blocked = blockedInRedis(c);
         redis.reply("CLIENT", "KILL", "TYPE", "normal");
         assertThatThrownBy(() -> get(blocked)).isInstanceOf(ExecutionException.class)
                 .hasMessageContaining("closed with 1 commands unanswered");
-        assertThat(get(c.call("SET", "after", "1"))).as("a new connection").isEqualTo("OK");
-        assertThat(redis.reply("GET", "after")).isEqualTo("1");
+        assertTheNextCallOpensAWorkingConnection(c);
     }
 
     @Test
@@ -169,8 +167,7 @@ class PipelinedConnectionTest {
         } finally {
             redis.resume();
         }
-        assertThat(get(c.call("SET", "after", "1"))).as("on a new connection").isEqualTo("OK");
-        assertThat(redis.reply("GET", "after")).isEqualTo("1");
+        assertTheNextCallOpensAWorkingConnection(c);
     }
 
     @Test
@@ -226,21 +223,25 @@ class PipelinedConnectionTest {
     void aCallMadeFromAFailedCallersCallbackGetsItsOwnReplyOnTheNextConnection() throws Exception {
         redis = RedisProcess.start();
         PipelinedConnection c = connection(null, 0);
-        CompletableFuture<Object> retried = new CompletableFuture<>();
-        CompletableFuture<Object> blocked = c.call("BLPOP", "never", "0");
+        CompletableFuture<Object> blocked = blockedInRedis(c);
         // As a follow-up batch chained behind a failed one does: a new call from inside the failure's callback.
-        blocked.whenComplete((r, e) -> c.call("SET", "from-callback", "1").whenComplete((r2, e2) -> {
-            if (e2 != null) {
-                retried.completeExceptionally(e2);
-            } else {
-                retried.complete(r2);
-            }
-        }));
-        Await.untilChecked("the BLPOP waits in Redis", BOUND, () -> blockedClients() == 1);
+        CompletableFuture<Object> retried = blocked.exceptionallyCompose(e -> c.call("SET", "from-callback", "1"));
         redis.reply("CLIENT", "KILL", "TYPE", "normal");
         assertThatThrownBy(() -> get(blocked)).isInstanceOf(ExecutionException.class);
         assertThat(get(retried)).as("the callback's SET, answered on the new connection").isEqualTo("OK");
         assertThat(get(c.call("GET", "from-callback"))).as("the next call's own reply, not the SET's").isEqualTo("1");
+    }
+
+    private void assertTheNextCallOpensAWorkingConnection(PipelinedConnection c) throws Exception {
+        assertThat(get(c.call("SET", "after", "1"))).as("on a new connection").isEqualTo("OK");
+        assertThat(redis.reply("GET", "after")).isEqualTo("1");
+    }
+
+    /** A command that Redis holds without answering until its connection goes: a BLPOP on an empty list. */
+    private CompletableFuture<Object> blockedInRedis(PipelinedConnection c) {
+        CompletableFuture<Object> blocked = c.call("BLPOP", "never", "0");
+        Await.untilChecked("the BLPOP waits in Redis", BOUND, () -> blockedClients() == 1);
+        return blocked;
     }
 
     private long clients() throws Exception {

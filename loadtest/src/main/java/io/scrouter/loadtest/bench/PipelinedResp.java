@@ -10,32 +10,20 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
-import io.netty.handler.codec.ByteToMessageDecoder;
-import io.netty.util.ByteProcessor;
+import io.scrouter.extproc.redis.Resp2;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
  * The pipelined alternative to Redisson that {@code bench-redis-clients} measures: one Netty channel, commands
  * written as they come without waiting for earlier replies, replies matched to callers in order. No pool, no
- * per-command timer, no retry, no reconnect: a measuring instrument for the client's share of a round trip, not a
- * client the router could use as it is.
+ * per-command timer, no retry, no reconnect: a measuring instrument for the client's share of a round trip. The
+ * router's own pipelined client, with what a request path needs, is {@code PipelinedConnection}; both speak
+ * {@link Resp2}.
  */
 final class PipelinedResp implements AutoCloseable {
-
-    /** A {@code -ERR ...} reply. */
-    static final class ErrorReply extends IOException {
-        ErrorReply(String message) {
-            super(message);
-        }
-    }
-
-    private static final Object INCOMPLETE = new Object();
 
     private final Channel channel;
     /** Callers waiting for replies, oldest first; touched only on the channel's event loop. */
@@ -52,17 +40,17 @@ final class PipelinedResp implements AutoCloseable {
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel c) {
-                        c.pipeline().addLast(new Decoder(), new SimpleChannelInboundHandler<Object>() {
+                        c.pipeline().addLast(new Resp2.Decoder(), new SimpleChannelInboundHandler<Object>() {
                             @Override
                             protected void channelRead0(ChannelHandlerContext ctx, Object reply) {
                                 CompletableFuture<Object> caller = made[0].waiting.poll();
                                 if (caller == null) {
                                     return;
                                 }
-                                if (reply instanceof ErrorReply e) {
+                                if (reply instanceof Resp2.ErrorReply e) {
                                     caller.completeExceptionally(e);
                                 } else {
-                                    caller.complete(reply == Nil.NIL ? null : reply);
+                                    caller.complete(Resp2.value(reply));
                                 }
                             }
 
@@ -84,7 +72,7 @@ final class PipelinedResp implements AutoCloseable {
     /** Sends one command; the reply is a String (simple or bulk), Long, List or null (nil). */
     CompletableFuture<Object> call(String... words) {
         CompletableFuture<Object> reply = new CompletableFuture<>();
-        ByteBuf command = encode(channel, words);
+        ByteBuf command = Resp2.encode(channel.alloc(), words);
         if (channel.eventLoop().inEventLoop()) {
             send(reply, command);
         } else {
@@ -98,96 +86,8 @@ final class PipelinedResp implements AutoCloseable {
         channel.writeAndFlush(command);
     }
 
-    private static ByteBuf encode(Channel channel, String... words) {
-        ByteBuf b = channel.alloc().buffer();
-        b.writeByte('*').writeCharSequence(Integer.toString(words.length), StandardCharsets.US_ASCII);
-        b.writeShort(('\r' << 8) | '\n');
-        for (String w : words) {
-            byte[] bytes = w.getBytes(StandardCharsets.UTF_8);
-            b.writeByte('$').writeCharSequence(Integer.toString(bytes.length), StandardCharsets.US_ASCII);
-            b.writeShort(('\r' << 8) | '\n');
-            b.writeBytes(bytes).writeShort(('\r' << 8) | '\n');
-        }
-        return b;
-    }
-
     @Override
     public void close() {
         channel.close().syncUninterruptibly();
-    }
-
-    /** RESP2 replies, one message each; a reply split across reads waits for the rest. */
-    private static final class Decoder extends ByteToMessageDecoder {
-        @Override
-        protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
-            while (in.isReadable()) {
-                int start = in.readerIndex();
-                Object reply = parse(in);
-                if (reply == INCOMPLETE) {
-                    in.readerIndex(start);
-                    return;
-                }
-                out.add(reply == null ? Nil.NIL : reply);
-            }
-        }
-    }
-
-    /** Netty does not pass null messages on: a nil reply travels as this and is handed to the caller as null. */
-    private enum Nil { NIL }
-
-    private static Object parse(ByteBuf in) {
-        String line = line(in);
-        if (line == null) {
-            return INCOMPLETE;
-        }
-        String rest = line.substring(1);
-        switch (line.charAt(0)) {
-            case '+':
-                return rest;
-            case '-':
-                return new ErrorReply(rest);
-            case ':':
-                return Long.parseLong(rest);
-            case '$': {
-                int length = Integer.parseInt(rest);
-                if (length < 0) {
-                    return null;
-                }
-                if (in.readableBytes() < length + 2) {
-                    return INCOMPLETE;
-                }
-                String s = in.toString(in.readerIndex(), length, StandardCharsets.UTF_8);
-                in.skipBytes(length + 2);
-                return s;
-            }
-            case '*': {
-                int n = Integer.parseInt(rest);
-                if (n < 0) {
-                    return null;
-                }
-                List<Object> items = new ArrayList<>(n);
-                for (int i = 0; i < n; i++) {
-                    Object item = parse(in);
-                    if (item == INCOMPLETE) {
-                        return INCOMPLETE;
-                    }
-                    items.add(item);
-                }
-                return items;
-            }
-            default:
-                throw new IllegalStateException("not a RESP2 reply: " + line);
-        }
-    }
-
-    /** The next line without its CRLF, consumed; null when the line is not complete yet. */
-    private static String line(ByteBuf in) {
-        int lf = in.forEachByte(ByteProcessor.FIND_LF);
-        if (lf < 0) {
-            return null;
-        }
-        String line = in.toString(in.readerIndex(), lf - 1 - in.readerIndex(), StandardCharsets.UTF_8);
-        in.readerIndex(lf + 1);
-        return line;
     }
 }

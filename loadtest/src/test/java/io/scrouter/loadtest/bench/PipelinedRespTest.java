@@ -3,6 +3,7 @@ package io.scrouter.loadtest.bench;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
+import io.scrouter.extproc.redis.Resp2;
 import io.scrouter.testkit.redis.RedisProcess;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -70,7 +71,7 @@ class PipelinedRespTest {
         // Lua's false comes back as a nil bulk string inside the array.
         assertThat(get(resp.call("EVAL", "return {KEYS[1], 7, false}", "1", "x"))).isEqualTo(Arrays.asList("x", 7L, null));
         assertThatThrownBy(() -> get(resp.call("EVALSHA", "0000000000000000000000000000000000000000", "0")))
-                .isInstanceOf(ExecutionException.class).hasCauseInstanceOf(PipelinedResp.ErrorReply.class)
+                .isInstanceOf(ExecutionException.class).hasCauseInstanceOf(Resp2.ErrorReply.class)
                 .hasMessageContaining("NOSCRIPT");
         assertThat(get(resp.call("PING"))).as("an error leaves the connection usable").isEqualTo("PONG");
     }
