@@ -37,6 +37,12 @@ final class WriteBacks {
     private final Set<String> unconfirmed = ConcurrentHashMap.newKeySet();
     /** Sessions to write back after the store lost its data. */
     private final Queue<String> lostWithTheStore = new ConcurrentLinkedQueue<>();
+    /**
+     * Sessions whose write-back failed (the store not answering yet, or a connection still held off after the
+     * outage), offered again at the next poll: taken out of the queue for good, they would be forgotten by the store
+     * while this router still routes them. Not retried at once, which on a store failing fast would spin.
+     */
+    private final Queue<String> retryAtNextPoll = new ConcurrentLinkedQueue<>();
     private final AtomicInteger inFlight = new AtomicInteger();
     /** The store's data-set marker as last read; null before the first read. */
     private final AtomicReference<String> knownEpoch = new AtomicReference<>();
@@ -61,7 +67,7 @@ final class WriteBacks {
 
     /** True while sessions lost with the store's data are still being written back. */
     boolean restoring() {
-        return !lostWithTheStore.isEmpty();
+        return !lostWithTheStore.isEmpty() || !retryAtNextPoll.isEmpty();
     }
 
     /**
@@ -71,6 +77,9 @@ final class WriteBacks {
      * of them back; its success closes the breaker, and the rest follow.
      */
     void onPoll() {
+        for (String session; (session = retryAtNextPoll.poll()) != null; ) {
+            lostWithTheStore.add(session);
+        }
         if (guard.breakerOpen()) {
             offerOneAsTrial();
             return;
@@ -144,7 +153,12 @@ final class WriteBacks {
             }
             CachedBinding entry = nearCache.peek(session);
             if (entry != null && entry.confirmed && !entry.binding.lost()) {
-                track(confirm(session, entry.binding.bound()));
+                String lost = session;
+                track(confirm(session, entry.binding.bound()).whenComplete((written, error) -> {
+                    if (error != null) {
+                        retryAtNextPoll.add(lost);
+                    }
+                }));
             }
         }
     }
