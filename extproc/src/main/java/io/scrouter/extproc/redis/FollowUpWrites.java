@@ -5,12 +5,8 @@ import org.redisson.api.RScript;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -107,9 +103,6 @@ final class FollowUpWrites {
             });
         }
     }
-
-    /** The script's SHA-1, as {@code EVALSHA} names it. */
-    private static final String FOLLOW_UP_SHA = sha1(SessionScripts.FOLLOW_UP);
 
     private final RedissonClient redis;
     private final RedisKeys keys;
@@ -351,57 +344,10 @@ final class FollowUpWrites {
             args.add(pairs.toString());
         });
         if (pipelined != null) {
-            return onPipelined(scriptKeys, args);
+            return pipelined.script(SessionScripts.FOLLOW_UP, scriptKeys, args, !riding);
         }
         return redis.getScript(StringCodec.INSTANCE).evalAsync(keys.bindingFeed(), RScript.Mode.READ_WRITE,
                 SessionScripts.FOLLOW_UP, RScript.ReturnType.LONG, scriptKeys, args.toArray()).toCompletableFuture();
-    }
-
-    /**
-     * The script call on the pipelined connection, by {@code EVALSHA}; written without a flush while riding along with
-     * a {@code SET}. A Redis that does not hold the script (restarted, or {@code SCRIPT FLUSH}) answers {@code
-     * NOSCRIPT}, and the call is made again with the script's text, which also stores it for the next.
-     */
-    private CompletableFuture<?> onPipelined(List<Object> scriptKeys, List<Object> args) {
-        String[] words = new String[3 + scriptKeys.size() + args.size()];
-        words[0] = "EVALSHA";
-        words[1] = FOLLOW_UP_SHA;
-        words[2] = Integer.toString(scriptKeys.size());
-        int i = 3;
-        for (Object k : scriptKeys) {
-            words[i++] = k.toString();
-        }
-        for (Object a : args) {
-            words[i++] = a.toString();
-        }
-        CompletableFuture<Object> sent = riding && pipelined.inLoop() ? pipelined.write(words) : pipelined.call(words);
-        return sent.exceptionallyCompose(e -> {
-            if (noScript(e)) {
-                String[] eval = words.clone();
-                eval[0] = "EVAL";
-                eval[1] = SessionScripts.FOLLOW_UP;
-                return pipelined.call(eval);
-            }
-            return CompletableFuture.failedFuture(e);
-        });
-    }
-
-    private static boolean noScript(Throwable error) {
-        for (Throwable t = error; t != null; t = t.getCause()) {
-            if (t instanceof Resp2.ErrorReply && String.valueOf(t.getMessage()).startsWith("NOSCRIPT")) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private static String sha1(String text) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1")
-                    .digest(text.getBytes(StandardCharsets.UTF_8)));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("the JVM has no SHA-1, which EVALSHA needs", e);
-        }
     }
 
     /**

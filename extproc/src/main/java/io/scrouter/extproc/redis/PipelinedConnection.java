@@ -21,9 +21,15 @@ import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLParameters;
 import java.io.IOException;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -103,8 +109,8 @@ final class PipelinedConnection {
     private final long connectTimeoutMillis;
     private final long backstopNanos;
     private final String name;
-    /** Scripts loaded at each connect, for {@code EVALSHA}. */
-    private final List<String> scripts;
+    /** Scripts loaded at each connect, and their SHA-1 hashes, by which {@link #script} calls them. */
+    private final Map<String, String> scripts = new LinkedHashMap<>();
 
     /** The open (or opening) connection, or null. */
     private Channel channel;
@@ -130,14 +136,14 @@ final class PipelinedConnection {
     PipelinedConnection(EventLoop loop, String address, String password, int database, long timeoutMillis,
                         List<String> scripts) {
         URI uri = URI.create(address);
-        this.scripts = List.copyOf(scripts);
+        scripts.forEach(text -> this.scripts.put(text, sha1(text)));
         this.loop = loop;
         this.host = uri.getHost();
         this.port = uri.getPort() < 0 ? 6379 : uri.getPort();
         this.tls = "rediss".equalsIgnoreCase(uri.getScheme());
         this.password = password;
         this.database = database;
-        this.connectTimeoutMillis = Math.max(timeoutMillis, 1000);
+        this.connectTimeoutMillis = RedisClients.connectTimeoutMillis((int) timeoutMillis);
         this.backstopNanos = TimeUnit.MILLISECONDS.toNanos(RedisClients.backstopMillis((int) timeoutMillis));
         this.name = (tls ? "rediss://" : "redis://") + host + ":" + port;
     }
@@ -185,6 +191,53 @@ final class PipelinedConnection {
         CompletableFuture<Object> reply = new CompletableFuture<>();
         send(reply, words, false);
         return reply;
+    }
+
+    /**
+     * Calls a script given at construction by its hash ({@code EVALSHA}); {@code flush} false writes it without a
+     * flush, as {@link #write} does. A Redis that no longer holds it ({@code SCRIPT FLUSH} since this connection
+     * loaded it) answers {@code NOSCRIPT}, and the call is made again with the script's text.
+     */
+    CompletableFuture<Object> script(String script, List<?> keys, List<?> args, boolean flush) {
+        String[] words = new String[3 + keys.size() + args.size()];
+        words[0] = "EVALSHA";
+        words[1] = scripts.get(script);
+        words[2] = Integer.toString(keys.size());
+        int i = 3;
+        for (Object k : keys) {
+            words[i++] = k.toString();
+        }
+        for (Object a : args) {
+            words[i++] = a.toString();
+        }
+        CompletableFuture<Object> sent = flush || !loop.inEventLoop() ? call(words) : write(words);
+        return sent.exceptionallyCompose(e -> {
+            if (!noScript(e)) {
+                return CompletableFuture.failedFuture(e);
+            }
+            String[] eval = words.clone();
+            eval[0] = "EVAL";
+            eval[1] = script;
+            return call(eval);
+        });
+    }
+
+    private static boolean noScript(Throwable error) {
+        for (Throwable t = error; t != null; t = t.getCause()) {
+            if (t instanceof Resp2.ErrorReply && String.valueOf(t.getMessage()).startsWith("NOSCRIPT")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static String sha1(String text) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1")
+                    .digest(text.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("the JVM has no SHA-1, which EVALSHA needs", e);
+        }
     }
 
     private void send(CompletableFuture<Object> reply, String[] words, boolean flush) {
@@ -276,7 +329,7 @@ final class PipelinedConnection {
             // Named, for an operator's CLIENT LIST; a server or proxy that refuses CLIENT SETNAME is still used.
             setUp.add(setUp(new String[]{"CLIENT", "SETNAME", CLIENT_NAME}, null));
             // The scripts sent by EVALSHA, loaded ahead of them: a restarted Redis holds none.
-            for (String script : scripts) {
+            for (String script : scripts.keySet()) {
                 setUp.add(setUp(new String[]{"SCRIPT", "LOAD", script}, null));
             }
             for (int i = setUp.size() - 1; i >= 0; i--) {

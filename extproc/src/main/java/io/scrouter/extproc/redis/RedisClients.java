@@ -134,7 +134,8 @@ public final class RedisClients {
         c.setPingConnectionInterval(1000);
     }
 
-    private static int connectTimeoutMillis(int timeout) {
+    /** How long opening a connection may take: the call deadline, but at least a second. */
+    static int connectTimeoutMillis(int timeout) {
         return Math.max(timeout, 1000);
     }
 

@@ -153,10 +153,9 @@ final class WriteBacks {
             }
             CachedBinding entry = nearCache.peek(session);
             if (entry != null && entry.confirmed && !entry.binding.lost()) {
-                String lost = session;
                 track(confirm(session, entry.binding.bound()).whenComplete((written, error) -> {
                     if (error != null) {
-                        retryAtNextPoll.add(lost);
+                        retryAtNextPoll.add(session);
                     }
                 }));
             }
