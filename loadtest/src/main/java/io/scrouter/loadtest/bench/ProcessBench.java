@@ -104,6 +104,12 @@ public final class ProcessBench implements Callable<Integer> {
                     + "sched tracepoints; traced rounds run slower, so their figures are not the targets'.")
     boolean schedTrace;
 
+    @Option(names = "--bystanders", defaultValue = "idle", paramLabel = "PRIORITY",
+            description = "Priority of the servers not measured while a target warms up or is measured, idle or "
+                    + "normal: idle runs them under SCHED_IDLE, so that their compilers and probes take the core only "
+                    + "when the measured target leaves it (default: ${DEFAULT-VALUE}).")
+    String bystanders;
+
     @Option(names = "--out", defaultValue = "loadtest/results/bench.md", paramLabel = "FILE",
             description = "The report (default: ${DEFAULT-VALUE}).")
     Path out;
@@ -122,7 +128,7 @@ public final class ProcessBench implements Callable<Integer> {
                     int inFlight,
                     int newInFlight,
                     List<SessionMix> loads, List<Integer> routers, List<String> serverJvm, String redisSettings,
-                    Path out, String note, boolean schedTrace) {
+                    Path out, String note, boolean schedTrace, boolean idleBystanders) {
     }
 
     Settings settings() {
@@ -131,6 +137,9 @@ public final class ProcessBench implements Callable<Integer> {
                 throw new ParameterException(spec.commandLine(), "--routers takes 1 and/or 2, separated by commas; "
                         + "not " + r);
             }
+        }
+        if (!bystanders.equals("idle") && !bystanders.equals("normal")) {
+            throw new ParameterException(spec.commandLine(), "--bystanders takes idle or normal; not " + bystanders);
         }
         int s = Bounds.within(spec, "--seconds", seconds, 1, 600);
         int warmup = warmupSeconds == null ? s : Bounds.within(spec, "--warmup-seconds", warmupSeconds, 1, 600);
@@ -141,7 +150,8 @@ public final class ProcessBench implements Callable<Integer> {
                 Bounds.within(spec, "--in-flight", inFlight, 1, 4096),
                 Bounds.within(spec, "--new-in-flight", newInFlight, 1, 4096), loads.stream().distinct().toList(),
                 routers.stream().distinct().toList(), List.of(serverJvm.trim().split("\\s+")),
-                Bounds.followUpGather(spec, "--follow-up-gather", followUpGather), out, note, schedTrace);
+                Bounds.followUpGather(spec, "--follow-up-gather", followUpGather), out, note, schedTrace,
+                bystanders.equals("idle"));
     }
 
     @Override
@@ -153,6 +163,8 @@ public final class ProcessBench implements Callable<Integer> {
         Cores cores = Cores.detect();
         progress.say("%s", cores.describe());
         cores.pinClient();
+        Bystanders others = Bystanders.detect(o.idleBystanders(), cores);
+        progress.say("%s", others.describe());
         if (o.schedTrace()) {
             String missing = SchedTrace.unavailable();
             if (missing != null) {
@@ -203,7 +215,7 @@ public final class ProcessBench implements Callable<Integer> {
                 for (SessionMix load : o.loads()) {
                     for (int inFlight : inFlights(load, o)) {
                         Block b = new Block(load, inFlight, routers);
-                        runBlock(b, servers, load.sessions(known), o, progress, machine);
+                        runBlock(b, servers, others, load.sessions(known), o, progress, machine);
                         blocks.add(b);
                     }
                 }
@@ -230,7 +242,8 @@ public final class ProcessBench implements Callable<Integer> {
         for (Target t : Target.values()) {
             gc.add(t.title() + ": " + GcPauses.summary(pauses.getOrDefault(t, List.of())));
         }
-        BenchReport.Context c = new BenchReport.Context(command, started, machineLine(), cores.describe(),
+        BenchReport.Context c = new BenchReport.Context(command, started, machineLine(),
+                cores.describe() + "; " + others.describe(),
                 String.join(" ", o.serverJvm()) + "; collector chosen by the JVM: " + collector
                         + " (a JVM started on one core sees one CPU); Java " + System.getProperty("java.version")
                         + "; routers with their defaults plus the store settings"
@@ -253,13 +266,14 @@ public final class ProcessBench implements Callable<Integer> {
         return load == SessionMix.NEW ? List.of(o.newInFlight(), o.inFlight()) : List.of(o.inFlight());
     }
 
-    private static void runBlock(Block b, ServerProcesses servers, Supplier<String> sessions, Settings o,
-                                 Progress progress, MachineLoad machine) throws Exception {
+    private static void runBlock(Block b, ServerProcesses servers, Bystanders others, Supplier<String> sessions,
+                                 Settings o, Progress progress, MachineLoad machine) throws Exception {
         Target[] targets = Target.values();
         long millis = o.seconds() * 1000L;
         progress.say("%s: warm-up per target, %d s or until its JIT settles, at most %d s (discarded)", b.title(),
                 o.warmupSeconds(), o.warmupMaxSeconds());
         for (Target t : targets) {
+            others.measuring(servers.pids(t, b.routers()), servers);
             Warmup w = warmUp(new InFlightLoad(servers.calls(t, b.routers())), servers.pids(t, b.routers()), sessions,
                     b.inFlight(), o.warmupSeconds(), o.seconds(), o.warmupMaxSeconds());
             b.warmedUp(t, w);
@@ -273,6 +287,7 @@ public final class ProcessBench implements Callable<Integer> {
                 double loadAverage = machine.sample();
                 List<Long> pids = servers.pids(t, b.routers());
                 List<Long> bystanders = bystanders(servers, t, pids);
+                others.measuring(pids, servers);
                 BeforeReadings before = new BeforeReadings(servers, t, pids, bystanders);
                 // The routers' own account is read before the lead-in, not when measuring starts: a scrape makes a
                 // router compile its event loop's select path again (loadtest/README.md, "the bench's own scrapes").
@@ -306,6 +321,7 @@ public final class ProcessBench implements Callable<Integer> {
                 Thread.sleep(PAUSE_BETWEEN_ROUNDS_MILLIS);
             }
         }
+        others.release(servers);
     }
 
     /**

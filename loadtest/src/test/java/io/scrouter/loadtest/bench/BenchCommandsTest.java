@@ -59,6 +59,15 @@ class BenchCommandsTest {
     }
 
     @Test
+    void theServersNotMeasuredIdleUnlessAskedOtherwise() {
+        assertThat(bench().settings().idleBystanders()).isTrue();
+        assertThat(bench("--bystanders", "normal").settings().idleBystanders()).isFalse();
+        assertThatThrownBy(() -> bench("--bystanders", "low").settings())
+                .isInstanceOf(ParameterException.class)
+                .hasMessage("--bystanders takes idle or normal; not low");
+    }
+
+    @Test
     void serverJvmOptionsAreSplitAtSpaces() {
         assertThat(bench("--server-jvm", " -Xmx1g  -XX:+UseZGC ").settings().serverJvm())
                 .containsExactly("-Xmx1g", "-XX:+UseZGC");
