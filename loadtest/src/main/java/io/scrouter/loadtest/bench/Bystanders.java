@@ -1,13 +1,11 @@
 package io.scrouter.loadtest.bench;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The servers not measured, kept out of the measured target's way. Every target's servers share one core, and a
@@ -103,17 +101,7 @@ final class Bystanders {
     }
 
     static void chrt(long pid, String policy) throws IOException, InterruptedException {
-        // chrt -a walks the process's threads; one that ends during the walk fails the call, so try again.
-        String output = "";
-        for (int attempt = 0; attempt < 5; attempt++) {
-            Process p = new ProcessBuilder(CHRT.toString(), "-a", policy, "-p", "0", Long.toString(pid))
-                    .redirectErrorStream(true).start();
-            output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            if (p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0) {
-                return;
-            }
-            Thread.sleep(100);
-        }
-        throw new IOException("chrt " + policy + " could not set process " + pid + "'s policy: " + output.trim());
+        AllThreads.run(List.of(CHRT.toString(), "-a", policy, "-p", "0", Long.toString(pid)),
+                "chrt " + policy + " could not set process " + pid + "'s policy");
     }
 }

@@ -3,7 +3,7 @@ package io.scrouter.loadtest.bench;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.concurrent.TimeUnit;
+import java.util.List;
 
 /**
  * Keeps the load generator off the servers' core: servers and Redis on core 0, the client on core 1, with
@@ -79,17 +79,7 @@ final class Cores {
         if (!pinning) {
             return;
         }
-        // taskset -a walks the process's threads; one that ends during the walk fails the call, so try again.
-        String output = "";
-        for (int attempt = 0; attempt < 5; attempt++) {
-            Process p = new ProcessBuilder(TASKSET.toString(), "-a", "-p", "-c", Integer.toString(core),
-                    Long.toString(pid)).redirectErrorStream(true).start();
-            output = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-            if (p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0) {
-                return;
-            }
-            Thread.sleep(100);
-        }
-        throw new IOException("taskset could not pin process " + pid + " to core " + core + ": " + output.trim());
+        AllThreads.run(List.of(TASKSET.toString(), "-a", "-p", "-c", Integer.toString(core), Long.toString(pid)),
+                "taskset could not pin process " + pid + " to core " + core);
     }
 }
